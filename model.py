@@ -1,0 +1,300 @@
+"""
+One decoder-only transformer and every variant the three papers study, each a few flags on the same model.
+
+Base block (paper 1, §2): Llama style — RMSNorm, causal multi-head attention with rotary embeddings,
+gated MLP W_D(silu(W_G h) * W_U h). The variants (paper 1, Table 1):
+  standard    everything trained
+  frozen_qk   W_Q, W_K of every layer frozen at their random init
+  frozen_mlp  W_G, W_U, W_D of every layer frozen at their random init
+  mixit       attention replaced by static random mixing matrices (paper 1, eq. 2.3); no W_Q, W_K at all
+  random      only embeddings and head trained (Zhong & Andreas 2024)
+  universal   the fixed universal transformer class of paper 2 (§2): attention-only, no score scale,
+              per-head full-width values summed over heads, only E (= wte) and U (= lm_head) trained
+Frozen parameters have requires_grad=False and never enter the optimizer; MixiT's matrices are buffers.
+"""
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+VARIANTS = ('standard', 'frozen_qk', 'frozen_mlp', 'mixit', 'random', 'universal')
+
+
+@dataclass
+class GPTConfig:
+    block_size: int = 256        # maximum sequence length (MixiT's m)
+    vocab_size: int = 50304
+    n_layer: int = 12
+    n_head: int = 8
+    n_embd: int = 512
+    bias: bool = False           # biases in attention and MLP linears (paper 1's parameter counts need True)
+    variant: str = 'standard'    # sets the flags below; each flag can also be set alone (None = variant's default)
+    # attention
+    attn: str | None = None              # 'softmax' | 'mixit'
+    rope: bool | None = None             # rotary embeddings on q and k
+    pos_emb: bool | None = None          # learned absolute position embedding added to the token embedding
+    head_dim: int = 0                    # q/k width per head (paper 2's d); 0 = n_embd // n_head
+    score_scale: bool | None = None      # divide scores by sqrt(head_dim)
+    attn_out_proj: bool | None = None    # False: each head's value is n_embd wide, heads summed, no W_O (paper 2)
+    mixit_scale: str = 'code'            # 'code': sigma_h drawn as the authors' code; 'paper': 1/sqrt(n m)
+    mixit_sink_head: bool = True         # head 0 of every layer = 0.5 I + 0.5 e_1 (authors' code)
+    mixit_seed: int = 0                  # the mixing matrices are regenerated from this seed, not checkpointed
+    # block
+    mlp: bool | None = None
+    residual: bool | None = None
+    norm: str | None = None              # 'rms' | 'layer' | 'none'
+    looped: bool = False                 # one block's weights reused by all n_layer layers
+    init: str | None = None              # 'normal' (N(0, 0.02)) | 'uniform' (PyTorch Linear default) for blocks
+    # what is frozen at init
+    freeze_qk: bool | None = None
+    freeze_mlp: bool | None = None
+    freeze_attn: bool | None = None      # every attention weight (q, k, v, out)
+    freeze_norm: bool | None = None
+
+    def __post_init__(self):
+        if self.variant not in VARIANTS:
+            raise ValueError(f"unknown variant {self.variant!r}; choose from {', '.join(VARIANTS)}")
+        universal = self.variant == 'universal'
+        frozen_all = self.variant in ('random', 'universal')
+        defaults = dict(
+            attn='mixit' if self.variant == 'mixit' else 'softmax',
+            rope=self.variant in ('standard', 'frozen_qk', 'frozen_mlp'),
+            pos_emb=self.variant in ('mixit', 'random'),
+            score_scale=not universal, attn_out_proj=not universal,
+            mlp=not universal, residual=not universal, norm='none' if universal else 'rms',
+            init='uniform' if universal else 'normal',
+            freeze_qk=self.variant == 'frozen_qk', freeze_mlp=self.variant == 'frozen_mlp' or frozen_all,
+            freeze_attn=frozen_all, freeze_norm=frozen_all,
+        )
+        for name, value in defaults.items():  # a flag left at None takes the variant's value
+            if getattr(self, name) is None:
+                setattr(self, name, value)
+        if self.attn not in ('softmax', 'mixit'):
+            raise ValueError(f"attn must be 'softmax' or 'mixit', got {self.attn!r}")
+        if self.norm not in ('rms', 'layer', 'none'):
+            raise ValueError(f"norm must be 'rms', 'layer' or 'none', got {self.norm!r}")
+        if self.init not in ('normal', 'uniform'):
+            raise ValueError(f"init must be 'normal' or 'uniform', got {self.init!r}")
+        if self.mixit_scale not in ('code', 'paper'):
+            raise ValueError(f"mixit_scale must be 'code' or 'paper', got {self.mixit_scale!r}")
+        if self.n_embd % self.n_head and not self.head_dim:
+            raise ValueError(f"n_embd={self.n_embd} is not divisible by n_head={self.n_head}; set head_dim")
+        if self.head_dim == 0:
+            self.head_dim = self.n_embd // self.n_head
+        if self.rope and self.head_dim % 2:
+            raise ValueError(f"rotary embeddings need an even head_dim, got {self.head_dim}")
+
+    @property
+    def v_dim(self):
+        """Value width per head: n_embd // n_head normally, n_embd when heads are summed without W_O."""
+        return self.n_embd // self.n_head if self.attn_out_proj else self.n_embd
+
+
+def make_norm(config):
+    if config.norm == 'rms':
+        return nn.RMSNorm(config.n_embd, eps=1e-6)
+    if config.norm == 'layer':
+        return nn.LayerNorm(config.n_embd, bias=config.bias)
+    return nn.Identity()
+
+
+def rotary(x, cos, sin):
+    """Rotary position embedding (Su et al. 2021), half-split as in Llama. x: (B, H, T, D); cos, sin: (T, D/2)."""
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)
+
+
+def mixit_matrices(config, layer):
+    """MixiT's static mixing matrices A for one layer (paper 1, eq. 2.3, causal row-centred as SPEC §1).
+
+    A_h = tril(I + sigma_h (tril(M_h) - c_h)),  M_h ~ N(0, 1) of size m x m, c_i = mean_{j<=i} M_ij,
+    so every row sums to 1 and position i mixes only positions <= i. Head 0 is the sink head
+    0.5 I + 0.5 e_1 when config.mixit_sink_head. Returns (n_head, m, m), float32, drawn from
+    config.mixit_seed and the layer index so that the model is reproducible from its config alone.
+    """
+    m, H = config.block_size, config.n_head
+    g = torch.Generator().manual_seed(config.mixit_seed * 100_003 + layer)
+    M = torch.randn(H, m, m, generator=g).tril()
+    n_support = torch.arange(1, m + 1, dtype=torch.float32)
+    c = M.sum(dim=-1, keepdim=True) / n_support[:, None]          # row mean over the causal support
+    if config.mixit_scale == 'paper':
+        sigma = torch.full((H, 1, 1), 1 / math.sqrt(config.n_embd * m))
+    else:  # authors' code: sigma_h uniform between 1/sqrt(m n_h) and 1/sqrt(m)
+        n_h = config.head_dim
+        u = torch.rand(H, 1, 1, generator=g)
+        sigma = 1 / math.sqrt(m * n_h) + u * (1 / math.sqrt(m) - 1 / math.sqrt(m * n_h))
+    A = (torch.eye(m) + sigma * (M - c)).tril()
+    if config.mixit_sink_head:
+        A[0] = 0.5 * torch.eye(m)
+        A[0, :, 0] += 0.5
+    return A
+
+
+class Attention(nn.Module):
+
+    def __init__(self, config, layer):
+        super().__init__()
+        self.n_head, self.head_dim, self.v_dim = config.n_head, config.head_dim, config.v_dim
+        self.mixit = config.attn == 'mixit'
+        if self.mixit:  # no W_Q, W_K: the attention pattern is a fixed random matrix per head
+            self.register_buffer('A', mixit_matrices(config, layer), persistent=False)
+        else:
+            self.c_q = nn.Linear(config.n_embd, config.n_head * config.head_dim, bias=config.bias)
+            self.c_k = nn.Linear(config.n_embd, config.n_head * config.head_dim, bias=config.bias)
+        self.c_v = nn.Linear(config.n_embd, config.n_head * self.v_dim, bias=config.bias)
+        self.c_proj = nn.Linear(config.n_embd, config.n_embd, bias=config.bias) if config.attn_out_proj else None
+        self.scale = 1 / math.sqrt(config.head_dim) if config.score_scale else 1.0
+
+    def forward(self, x, rope):
+        B, T, C = x.shape
+        v = self.c_v(x).view(B, T, self.n_head, self.v_dim).transpose(1, 2)              # (B, H, T, v_dim)
+        if self.mixit:
+            y = self.A[:, :T, :T].to(v.dtype) @ v                                        # one batched matmul
+        else:
+            q = self.c_q(x).view(B, T, self.n_head, self.head_dim).transpose(1, 2)       # (B, H, T, d)
+            k = self.c_k(x).view(B, T, self.n_head, self.head_dim).transpose(1, 2)
+            if rope is not None:
+                q, k = rotary(q, *rope), rotary(k, *rope)
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=self.scale)
+        if self.c_proj is None:  # paper 2: heads write full-width values that are summed
+            return y.sum(dim=1)
+        return self.c_proj(y.transpose(1, 2).reshape(B, T, C))
+
+
+class MLP(nn.Module):
+    """Gated MLP W_D(silu(W_G h) * W_U h) with n_m = 4n (Llama)."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.c_gate = nn.Linear(config.n_embd, 4 * config.n_embd, bias=config.bias)
+        self.c_up = nn.Linear(config.n_embd, 4 * config.n_embd, bias=config.bias)
+        self.c_proj = nn.Linear(4 * config.n_embd, config.n_embd, bias=config.bias)
+
+    def forward(self, x):
+        return self.c_proj(F.silu(self.c_gate(x)) * self.c_up(x))
+
+
+class Block(nn.Module):
+
+    def __init__(self, config, layer):
+        super().__init__()
+        self.residual = config.residual
+        self.ln_1, self.attn = make_norm(config), Attention(config, layer)
+        if config.mlp:
+            self.ln_2, self.mlp = make_norm(config), MLP(config)
+        else:
+            self.mlp = None
+
+    def forward(self, x, rope):
+        a = self.attn(self.ln_1(x), rope)
+        x = x + a if self.residual else a
+        if self.mlp is not None:
+            f = self.mlp(self.ln_2(x))
+            x = x + f if self.residual else f
+        return x
+
+
+class GPT(nn.Module):
+
+    def __init__(self, config):
+        super().__init__()
+        self.config = config
+        n_blocks = 1 if config.looped else config.n_layer
+        self.transformer = nn.ModuleDict(dict(
+            wte=nn.Embedding(config.vocab_size, config.n_embd),
+            wpe=nn.Embedding(config.block_size, config.n_embd) if config.pos_emb else None,
+            h=nn.ModuleList([Block(config, layer) for layer in range(n_blocks)]),
+            ln_f=make_norm(config),
+        ))
+        self.lm_head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
+        if config.rope:
+            inv_freq = 1.0 / (10000 ** (torch.arange(0, config.head_dim, 2).float() / config.head_dim))
+            angles = torch.outer(torch.arange(config.block_size).float(), inv_freq)    # (block_size, d/2)
+            self.register_buffer('rope_cos', angles.cos(), persistent=False)
+            self.register_buffer('rope_sin', angles.sin(), persistent=False)
+        self._init_weights()
+        self._freeze()
+
+    def _init_weights(self):
+        """N(0, 0.02) for every matrix, N(0, 0.02/sqrt(2L)) for the output projections (SPEC §1); with
+        init='uniform' the blocks keep PyTorch's Linear default U(-1/sqrt(fan_in), 1/sqrt(fan_in)) (paper 2)."""
+        c = self.config
+        for name, p in self.named_parameters():
+            if name.endswith('bias'):
+                nn.init.zeros_(p)
+            elif p.dim() == 2 and (c.init == 'normal' or not name.startswith('transformer.h.')):
+                std = 0.02 / math.sqrt(2 * c.n_layer) if name.endswith('c_proj.weight') else 0.02
+                nn.init.normal_(p, mean=0.0, std=std)
+
+    def _freeze(self):
+        c = self.config
+        for block in self.transformer.h:
+            frozen = []
+            if c.freeze_attn:
+                frozen.append(block.attn)
+            elif c.freeze_qk and c.attn == 'softmax':
+                frozen += [block.attn.c_q, block.attn.c_k]
+            if c.freeze_mlp and block.mlp is not None:
+                frozen.append(block.mlp)
+            if c.freeze_norm:
+                frozen.append(block.ln_1)
+                frozen += [block.ln_2] if block.mlp is not None else []
+            for module in frozen:
+                module.requires_grad_(False)
+        if c.freeze_norm:
+            self.transformer.ln_f.requires_grad_(False)
+
+    def num_params(self):
+        """(trainable, total) parameter counts; buffers (MixiT's mixing, rotary tables) are not parameters."""
+        params = list(self.parameters())
+        return sum(p.numel() for p in params if p.requires_grad), sum(p.numel() for p in params)
+
+    def forward(self, idx, targets=None):
+        """idx: (B, T) token ids, T <= block_size; targets: (B, T) ids with -1 at positions that are not
+        scored. Returns (logits, loss): logits (B, T, V) when targets are given, else (B, 1, V) for the
+        last position; loss is the mean cross-entropy in nats over scored positions, or None."""
+        B, T = idx.shape
+        if T > self.config.block_size:
+            raise ValueError(f"sequence length {T} exceeds block_size {self.config.block_size}")
+        x = self.transformer.wte(idx)
+        if self.transformer.wpe is not None:
+            x = x + self.transformer.wpe(torch.arange(T, device=idx.device))
+        rope = (self.rope_cos[:T], self.rope_sin[:T]) if self.config.rope else None
+        for layer in range(self.config.n_layer):
+            x = self.transformer.h[0 if self.config.looped else layer](x, rope)
+        x = self.transformer.ln_f(x)
+        if targets is None:
+            return self.lm_head(x[:, [-1], :]), None
+        logits = self.lm_head(x)
+        loss = F.cross_entropy(logits.float().view(-1, logits.size(-1)), targets.view(-1), ignore_index=-1)
+        return logits, loss
+
+    def configure_optimizers(self, weight_decay, learning_rate, betas, device_type):
+        """AdamW over trainable parameters only; weight decay on the >= 2-D ones (matrices, embeddings)."""
+        params = [p for p in self.parameters() if p.requires_grad]
+        groups = [
+            {'params': [p for p in params if p.dim() >= 2], 'weight_decay': weight_decay},
+            {'params': [p for p in params if p.dim() < 2], 'weight_decay': 0.0},
+        ]
+        fused = device_type == 'cuda'
+        return torch.optim.AdamW(groups, lr=learning_rate, betas=betas, fused=fused)
+
+    @torch.no_grad()
+    def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None):
+        """Sample max_new_tokens continuations of idx (B, T). Models with rotary or no position information
+        see the last block_size tokens; MixiT and learned-position models cannot go past block_size and
+        raise ValueError instead of silently cropping."""
+        if self.config.pos_emb and idx.size(1) + max_new_tokens > self.config.block_size:
+            raise ValueError(f"prompt ({idx.size(1)}) + max_new_tokens ({max_new_tokens}) exceeds this model's "
+                             f"context of {self.config.block_size} tokens (learned positions / MixiT mixing)")
+        for _ in range(max_new_tokens):
+            logits, _ = self(idx[:, -self.config.block_size:])
+            logits = logits[:, -1, :] / temperature
+            if top_k is not None:
+                v, _ = torch.topk(logits, min(top_k, logits.size(-1)))
+                logits[logits < v[:, [-1]]] = -float('inf')
+            idx = torch.cat((idx, torch.multinomial(F.softmax(logits, dim=-1), num_samples=1)), dim=1)
+        return idx

@@ -1,0 +1,406 @@
+"""
+Fixed universal transformers (paper 2: Liu, Andoni & Hsu, "Fixed Universal Transformers").
+
+A universal transformer UTF^m_{H,L,d_in,d} is an attention-only transformer of width m whose attention
+weights R_Q, R_K (m×d), R_V (m×m) and unembedding U (m×d_in) are FIXED; only the embedding E (d_in×m)
+changes, and the right E makes it compute any target T ∈ TF_{H,L,d_in,d} exactly: UTF(X, E) = T(X).
+E plays the role of a program. This file
+  1. builds the target class, the universal class (float64), and the three constructions of the fixed
+     weights -- sparse (Thm 3.1), looped (Thm 3.2), random (Thm 3.3/3.4) -- with their widths m̄, M;
+  2. checks them: `verify` (UTF(XE) = T(X) to 1e-9, causal or not, every length) and `dims`;
+  3. writes those fixed weights into model.py's GPT (`init`) and runs the paper's §5 experiments, where
+     only E and U are trained (`experiments`, `plot`).
+
+    python universal.py verify --H=2 --L=3 --construction=looped --causal=True
+    python universal.py dims
+    python universal.py init --construction=sparse --H=4 --L=2 --d=24 --d_in=4 --out=out/u.pt
+    python universal.py experiments --which=table1 --size=cpu
+
+Conventions: rows are tokens (X is n×d_in), as in the paper; every construction is float64.
+"""
+import itertools
+import math
+import sys
+
+import torch
+
+# -----------------------------------------------------------------------------------------------------
+# 1. The target class TF_{H,L,d_in,d} (paper 2, §2.1)
+
+
+def attention(Q, K, causal):
+    """Row-wise softmax(Q K^T), no 1/√d scale, optionally causal. Q, K: (..., n, d) → (..., n, n)."""
+    S = Q @ K.transpose(-1, -2)
+    if causal:
+        n = S.shape[-1]
+        S = S.masked_fill(torch.ones(n, n, dtype=torch.bool, device=S.device).triu(1), float('-inf'))
+    return torch.softmax(S, dim=-1)
+
+
+def random_target(H, L, d_in, d, seed=0):
+    """A random T ∈ TF_{H,L,d_in,d}: {W_Q, W_K, W_V: (L, H, d_in, d), W_O: (L, H, d, d_in)}, float64.
+    Entries N(0, 1/d_in) (W_O: N(0, 1/d)) keep scores O(√d): the softmax is neither flat nor one-hot,
+    so a wrong attention pattern would show in the output."""
+    g = torch.Generator().manual_seed(seed)
+    rn = lambda *s: torch.randn(*s, generator=g, dtype=torch.float64)
+    return dict(W_Q=rn(L, H, d_in, d) / math.sqrt(d_in), W_K=rn(L, H, d_in, d) / math.sqrt(d_in),
+                W_V=rn(L, H, d_in, d) / math.sqrt(d_in), W_O=rn(L, H, d, d_in) / math.sqrt(d))
+
+
+def target_forward(X, W, causal=False):
+    """T(X) = X^L with X^l = Σ_h softmax(X^{l-1}W_Q^{l,h} (X^{l-1}W_K^{l,h})^T) X^{l-1} W_V^{l,h} W_O^{l,h}
+    (paper 2, §2.1). X: (..., n, d_in) → (..., n, d_in)."""
+    L, H = W['W_Q'].shape[:2]
+    for l in range(L):
+        X = sum(attention(X @ W['W_Q'][l, h], X @ W['W_K'][l, h], causal) @ X @ W['W_V'][l, h] @ W['W_O'][l, h]
+                for h in range(H))
+    return X
+
+
+# -----------------------------------------------------------------------------------------------------
+# 2. The universal class UTF^m_{H,L,d_in,d} (paper 2, §2.2) -- the same computation as model.py's GPT
+#    with the universal flags (no residual, no norm, no MLP, no RoPE, no 1/√d, heads summed through R_V).
+
+
+def utf_forward(X, E, R, causal=False):
+    """UTF(X, E) = X̃^L U, X̃^0 = X E, X̃^l = Σ_h softmax(X̃^{l-1}R_Q^{l,h} (X̃^{l-1}R_K^{l,h})^T) X̃^{l-1} R_V^{l,h}
+    (paper 2, §2.2). X: (..., n, d_in), E: (d_in, m), R: {R_Q, R_K: (L, H, m, d), R_V: (L, H, m, m),
+    U: (m, d_in)} → (..., n, d_in). A looped UTF is one whose R_* are equal across l."""
+    Xt = X @ E
+    L, H = R['R_Q'].shape[:2]
+    for l in range(L):
+        Xt = sum(attention(Xt @ R['R_Q'][l, h], Xt @ R['R_K'][l, h], causal) @ Xt @ R['R_V'][l, h]
+                 for h in range(H))
+    return Xt @ R['U']
+
+
+# -----------------------------------------------------------------------------------------------------
+# 3. Path products and the embedding dimensions
+#
+# Expanding the sums over heads, both models are sums over head paths p = (p_1..p_L) ∈ [H]^L (Lemma A.5):
+#   T(X)   = Σ_p A^{L,p_L}…A^{1,p_1} X M_p,              M_p = Π_s W_V^{s,p_s} W_O^{s,p_s}   (M_∅ = I)
+#   UTF(X) = Σ_p Ã^{L,p_L}…Ã^{1,p_1} X E R_p U,          R_p = Π_s R_V^{s,p_s}              (R_∅ = I)
+# so UTF(X, E) = T(X) for every X once, for every prefix p (|p| = l-1) and head h (Lemmas A.6, A.7):
+#   (3)  E R_p R_Q^{l,h} = M_p W_Q^{l,h},   E R_p R_K^{l,h} = M_p W_K^{l,h},     (4)  E R_p U = M_p  (|p| = L).
+# Stacked side by side these are E R_all = W_all with M columns (App. B, eq. 5):
+
+
+def prefixes(H, t):
+    """All head prefixes p ∈ [H]^t (0-based heads), in lexicographic order."""
+    return list(itertools.product(range(H), repeat=t))
+
+
+def M_all(H, L, d_in, d):
+    """M = 2d·H(H^L-1)/(H-1) + H^L·d_in: columns of R_all = number of scalar equations per row of E
+    (App. B; its text drops the factor 2 for Q and K). Also the width of our sparse layout, for every H."""
+    return 2 * d * sum(H ** (t + 1) for t in range(L)) + H ** L * d_in
+
+
+def m_bar(H, L, d_in, d):
+    """m̄ of Thm 3.1 as the paper states it: (L+1)·max(2d, d_in) if H = 1, else M.
+    (For H = 1 our tree layout needs only M = 2Ld + d_in ≤ (L+1)·max(2d, d_in).)"""
+    return (L + 1) * max(2 * d, d_in) if H == 1 else M_all(H, L, d_in, d)
+
+
+def m_bar_looped(H, L, d_in, d):
+    """m̄_looped of Thm 3.2 as the paper states it: (H^{L+1}-1)/(H-1) · max(2d, d_in) (H = 1: (L+1)·max)."""
+    return sum(H ** t for t in range(L + 1)) * max(2 * d, d_in)
+
+
+def m_looped(H, L, d_in, d):
+    """Width of our looped layout: (2d + d_in)·(H^{L+1}-1)/(H-1), one block of width 2d + d_in per prefix
+    |q| ≤ L. Why it is larger than m̄_looped: App. C gives each prefix one block of width max(2d, d_in), but a
+    depth-L block q = (p, h) must hold both layer L's query/key entries M_p W_Q^{L,h}, M_p W_K^{L,h} (read by
+    R_Q, R_K through the first 2d columns) and the leaf product M_q (read by U through the first d_in
+    columns): the same columns, two different contents. The tied R_V moves whole blocks one level up, so
+    every block on the way to the root needs the same Q | K | M columns: width 2d + d_in everywhere."""
+    return sum(H ** t for t in range(L + 1)) * (2 * d + d_in)
+
+
+def lower_bound(H, L):
+    """Thm 4.1: an attention-matching universal transformer needs m ≥ H^{L/2} (stated, not proved here)."""
+    return H ** (L / 2)
+
+
+def path_products(W):
+    """M_p for every prefix |p| ≤ L (paper 2, App. A.2). W: target dict → {p: (d_in, d_in)}."""
+    L, H, d_in = W['W_Q'].shape[:3]
+    Mp = {(): torch.eye(d_in, dtype=W['W_Q'].dtype)}
+    for t in range(1, L + 1):
+        for p in prefixes(H, t):
+            Mp[p] = Mp[p[:-1]] @ W['W_V'][t - 1, p[-1]] @ W['W_O'][t - 1, p[-1]]
+    return Mp
+
+
+def W_all(W):
+    """W_all (App. B, eq. 5): [M_p W_Q^{l,h} | M_p W_K^{l,h} for l, p ∈ [H]^{l-1}, h] + [M_p for p ∈ [H]^L].
+    → (d_in, M). Column order matches R_all."""
+    L, H = W['W_Q'].shape[:2]
+    Mp = path_products(W)
+    cols = [Mp[p] @ W[k][l, h] for l in range(L) for p in prefixes(H, l) for h in range(H) for k in ('W_Q', 'W_K')]
+    return torch.cat(cols + [Mp[p] for p in prefixes(H, L)], dim=1)
+
+
+def R_all(R):
+    """R_all (App. B, eq. 5): [R_p R_Q^{l,h} | R_p R_K^{l,h} for l, p ∈ [H]^{l-1}, h] + [R_p U for p ∈ [H]^L].
+    → (m, M). R_p is built once per prefix (H^{L-1} products of m×m matrices)."""
+    L, H, m = R['R_Q'].shape[:3]
+    Rp = {(): torch.eye(m, dtype=R['R_Q'].dtype)}
+    for t in range(1, L + 1):
+        for p in prefixes(H, t):
+            Rp[p] = Rp[p[:-1]] @ R['R_V'][t - 1, p[-1]]
+    cols = [Rp[p] @ R[k][l, h] for l in range(L) for p in prefixes(H, l) for h in range(H) for k in ('R_Q', 'R_K')]
+    return torch.cat(cols + [Rp[p] @ R['U'] for p in prefixes(H, L)], dim=1)
+
+
+def solve_E(W, R):
+    """E = W_all R_all^† (App. B, D): least squares, minimum norm. Exact (E R_all = W_all) whenever R_all has
+    full column rank M, which random R have almost surely for m ≥ M. Returns (E: (d_in, m), residual), the
+    residual ‖E R_all - W_all‖_F / ‖W_all‖_F; it is > 0 for a generic target when m < M (rank R_all ≤ m < M)."""
+    Ra, Wa = R_all(R), W_all(W)
+    E = torch.linalg.lstsq(Ra.T, Wa.T, driver='gelsd').solution.T
+    return E, (torch.linalg.norm(E @ Ra - Wa) / torch.linalg.norm(Wa)).item()
+
+
+# -----------------------------------------------------------------------------------------------------
+# 4. Sparse construction (Thm 3.1, App. A; SPEC §3's projection reading)
+#
+# The m coordinates are blocks of an H-ary tree: for every depth t < L, prefix p ∈ [H]^t and head h, a
+# Q-block and a K-block of width d; for every leaf p ∈ [H]^L a block of width d_in (M columns in all;
+# any extra columns stay zero). R_V^{l,h} is the 0/1 diagonal projection that keeps the blocks whose prefix
+# has p_l = h, so R_p = R_V^{1,p_1}…R_V^{t,p_t} keeps exactly the subtree below p, and R_Q^{l,h} sums the
+# Q-blocks of head h at depth l-1 -- of which R_p leaves one: E R_p R_Q^{l,h} = E[Q-block (l-1, p, h)].
+# (App. A's prose copies parent blocks into children; that reading does not satisfy its equations (3)-(4).)
+
+
+def sparse_layout(H, L, d_in, d):
+    """Column offsets: {('Q'|'K', p, h): start} for the width-d blocks and {('M', p): start} for leaves."""
+    off, at = {}, 0
+    for t in range(L):
+        for p in prefixes(H, t):
+            for h in range(H):
+                for k in ('Q', 'K'):
+                    off[(k, p, h)] = at
+                    at += d
+    for p in prefixes(H, L):
+        off[('M', p)] = at
+        at += d_in
+    return off
+
+
+def sparse_weights(H, L, d_in, d, m=None):
+    """Fixed {0,1} weights R_Q, R_K (L, H, m, d), R_V (L, H, m, m), U (m, d_in) of Thm 3.1, float64.
+    m defaults to M (= m̄ for H > 1). Raises ValueError if m < M."""
+    M = M_all(H, L, d_in, d)
+    m = M if m is None else m
+    if m < M:
+        raise ValueError(f"sparse construction needs m >= M = {M}, got m = {m}")
+    off = sparse_layout(H, L, d_in, d)
+    z = lambda *s: torch.zeros(*s, dtype=torch.float64)
+    R = dict(R_Q=z(L, H, m, d), R_K=z(L, H, m, d), R_V=z(L, H, m, m), U=z(m, d_in))
+    eye_d, eye_in = torch.eye(d, dtype=torch.float64), torch.eye(d_in, dtype=torch.float64)
+    for (k, p, *h), a in off.items():
+        width = d_in if k == 'M' else d
+        for l in range(len(p)):                       # block with prefix p survives R_V^{l+1, p_{l+1}}
+            R['R_V'][l, p[l], a:a + width, a:a + width] = torch.eye(width, dtype=torch.float64)
+        if k == 'M':
+            R['U'][a:a + d_in] = eye_in
+        else:                                         # Q/K-block (t, p, h) is read by R_Q^{t+1,h}
+            R['R_' + k][len(p), h[0], a:a + d] = eye_d
+    return R
+
+
+def sparse_embedding(W, m=None):
+    """E of Thm 3.1: Q-block (t,p,h) = M_p W_Q^{t+1,h}, K-block = M_p W_K^{t+1,h}, leaf p = M_p.
+    W: target dict → E: (d_in, m)."""
+    L, H, d_in, d = W['W_Q'].shape
+    m = M_all(H, L, d_in, d) if m is None else m
+    Mp, E = path_products(W), torch.zeros(d_in, m, dtype=torch.float64)
+    for (k, p, *h), a in sparse_layout(H, L, d_in, d).items():
+        if k == 'M':
+            E[:, a:a + d_in] = Mp[p]
+        else:
+            E[:, a:a + d] = Mp[p] @ W['W_' + k][len(p), h[0]]
+    return E
+
+
+# -----------------------------------------------------------------------------------------------------
+# 5. Looped construction (Thm 3.2, App. C; SPEC §3's (2d + d_in)-block layout)
+#
+# One set R_V^h, R_Q^h, R_K^h serves every layer. Every prefix q, |q| ≤ L, owns a block B_q of width
+# 2d + d_in: columns [0, d) Q, [d, 2d) K, [2d, 2d + d_in) M. R_V^h pulls block (h)+p up into block p
+# (R_V^h B_p = B_{(h)+p} as selectors, zero on depth-L blocks), so R_{q_1}…R_{q_t} B_∅ = B_q: E's content at
+# depth t reaches the root after t layers. U, U_Q, U_K read the root's M, Q, K columns; R_Q^h = R_V^h U_Q,
+# R_K^h = R_V^h U_K. E stores M_p W_Q^{l,h}, M_p W_K^{l,h} in block (p, h) (|p| = l-1) and M_q in the M columns
+# of depth-L blocks -- so the target's weights need not be tied across layers.
+
+
+def looped_layout(H, L):
+    """Block index of every prefix |q| ≤ L, breadth first: {q: i}, block i starts at column i·(2d + d_in)."""
+    return {q: i for i, q in enumerate(q for t in range(L + 1) for q in prefixes(H, t))}
+
+
+def looped_weights(H, L, d_in, d, m=None):
+    """Tied {0,1} weights (R_* repeated over the L layers: (L, H, m, d) etc., equal in l) of our looped layout,
+    float64; m defaults to m_looped. Raises ValueError if m < m_looped."""
+    w, need = 2 * d + d_in, m_looped(H, L, d_in, d)
+    m = need if m is None else m
+    if m < need:
+        raise ValueError(f"looped construction needs m >= {need}, got m = {m}")
+    blk = looped_layout(H, L)
+    R_V = torch.zeros(H, m, m, dtype=torch.float64)
+    for q, i in blk.items():
+        if len(q) < L:
+            for h in range(H):                        # coordinate of block (h)+q flows into block q
+                j = blk[(h,) + q]
+                R_V[h, j * w:(j + 1) * w, i * w:(i + 1) * w] = torch.eye(w, dtype=torch.float64)
+    sel = lambda a, b: torch.eye(m, dtype=torch.float64)[:, a:b]  # root-block column selectors
+    U_Q, U_K, U = sel(0, d), sel(d, 2 * d), sel(2 * d, w)
+    rep = lambda T: T.unsqueeze(0).expand(L, *T.shape).contiguous()
+    return dict(R_Q=rep(R_V @ U_Q), R_K=rep(R_V @ U_K), R_V=rep(R_V), U=U)
+
+
+def looped_embedding(W, m=None):
+    """E of the looped layout. W: target dict (weights may differ across layers) → E: (d_in, m)."""
+    L, H, d_in, d = W['W_Q'].shape
+    w, m = 2 * d + d_in, m_looped(H, L, d_in, d) if m is None else m
+    Mp, E = path_products(W), torch.zeros(d_in, m, dtype=torch.float64)
+    for q, i in looped_layout(H, L).items():
+        if len(q) >= 1:
+            p, h, l = q[:-1], q[-1], len(q) - 1
+            E[:, i * w:i * w + d] = Mp[p] @ W['W_Q'][l, h]
+            E[:, i * w + d:i * w + 2 * d] = Mp[p] @ W['W_K'][l, h]
+        if len(q) == L:
+            E[:, i * w + 2 * d:(i + 1) * w] = Mp[q]
+    return E
+
+
+# -----------------------------------------------------------------------------------------------------
+# 6. Random construction (Thm 3.3 / 3.4, App. B / D)
+#
+# Draw every fixed matrix i.i.d. U(-1/√m, 1/√m) (PyTorch's default Linear init, as paper 2 §5 does) and
+# solve E R_all = W_all. R_all is m×M; it has full column rank almost surely when m ≥ M (a nonzero
+# polynomial -- nonzero because the sparse construction is one point where it does not vanish), so the
+# min-norm solution E = W_all R_all^† is exact. Below M it is a least-squares fit with a nonzero residual.
+
+
+def random_weights(H, L, d_in, d, m, looped=False, seed=0):
+    """R_Q, R_K (L, H, m, d), R_V (L, H, m, m), U (m, d_in), entries i.i.d. U(-1/√m, 1/√m), float64; with
+    looped=True one draw is shared by all layers (Thm 3.4)."""
+    g = torch.Generator().manual_seed(seed)
+    u = lambda *s: (2 * torch.rand(*s, generator=g, dtype=torch.float64) - 1) / math.sqrt(m)
+    Ll = 1 if looped else L
+    R = dict(R_Q=u(Ll, H, m, d), R_K=u(Ll, H, m, d), R_V=u(Ll, H, m, m), U=u(m, d_in))
+    if looped:
+        R.update({k: R[k].expand(L, *R[k].shape[1:]).contiguous() for k in ('R_Q', 'R_K', 'R_V')})
+    return R
+
+
+CONSTRUCTIONS = ('sparse', 'looped', 'random', 'random_looped')
+
+
+def construct(construction, W, m=None, seed=0):
+    """Fixed weights R and embedding E for target W. construction ∈ CONSTRUCTIONS; m defaults to the
+    smallest that works (M, m_looped, M, M). Returns (R, E, info) with info['residual'] for the random ones.
+    Raises ValueError on an unknown construction or an m too small for a sparse/looped layout."""
+    L, H, d_in, d = W['W_Q'].shape
+    if construction == 'sparse':
+        return sparse_weights(H, L, d_in, d, m), sparse_embedding(W, m), {}
+    if construction == 'looped':
+        return looped_weights(H, L, d_in, d, m), looped_embedding(W, m), {}
+    if construction in ('random', 'random_looped'):
+        R = random_weights(H, L, d_in, d, M_all(H, L, d_in, d) if m is None else m,
+                           looped=construction == 'random_looped', seed=seed)
+        E, res = solve_E(W, R)
+        return R, E, dict(residual=res)
+    raise ValueError(f"unknown construction {construction!r}; expected one of {CONSTRUCTIONS}")
+
+
+def max_rel_error(W, R, E, causal, lengths, batch=4, seed=1):
+    """max over inputs X ~ N(0,1) of shape (batch, n, d_in), n ∈ lengths, of ‖UTF(X,E) - T(X)‖_max / ‖T(X)‖_max.
+    The same E for every length."""
+    g, d_in, err = torch.Generator().manual_seed(seed), E.shape[0], 0.0
+    for n in lengths:
+        X = torch.randn(batch, n, d_in, generator=g, dtype=torch.float64)
+        Y, Z = target_forward(X, W, causal), utf_forward(X, E, R, causal)
+        err = max(err, ((Z - Y).abs().max() / Y.abs().max()).item())
+    return err
+
+
+# -----------------------------------------------------------------------------------------------------
+# 9. Command line: python universal.py {verify, dims, init, experiments, plot} [--key=value ...]
+
+PAPER_SETTINGS = [  # (name, H, L, d, d_in, the paper's m) -- paper 2, Table 1 caption and Tables 5, 6
+    ('dyck1', 4, 2, 24, 4, 1024), ('1-hop', 2, 2, 28, 30, 456), ('2-hop', 2, 3, 28, 30, 1024),
+    ('3-hop', 2, 4, 30, 30, 2280), ('4-hop', 2, 4, 30, 30, 2280)]
+
+
+def parse_flags(args, defaults):
+    """--key=value flags over a dict of defaults, typed by the default ('--flag' alone means True; a value
+    may contain '='; an int default takes an int, a float default takes '1' or '1e-3'). Exits with a
+    one-line error on anything else."""
+    out = dict(defaults)
+    for a in args:
+        key, eq, val = a[2:].partition('=')
+        if not a.startswith('--') or key not in defaults:
+            sys.exit(f"error: unknown flag {a!r}; expected one of " + ' '.join(f'--{k}' for k in defaults))
+        d = defaults[key]
+        try:
+            if isinstance(d, bool):
+                if val.lower() not in ('', 'true', '1', 'false', '0'):
+                    raise ValueError
+                out[key] = val.lower() in ('', 'true', '1')
+            else:
+                out[key] = type(d)(val) if eq else None
+                if out[key] is None:
+                    raise ValueError
+        except ValueError:
+            sys.exit(f"error: bad value for --{key}: {val!r} (expected {type(d).__name__})")
+    return out
+
+
+def cmd_verify(args):
+    """UTF(X E) vs T(X) for one random target; exit 1 if the max relative error exceeds --tol."""
+    o = parse_flags(args, dict(H=2, L=2, d=3, d_in=4, n=8, construction='sparse', causal=False, m=0, seed=0,
+                               tol=1e-9))
+    if o['construction'] not in CONSTRUCTIONS:
+        sys.exit(f"error: --construction must be one of {'|'.join(CONSTRUCTIONS)}, got {o['construction']!r}")
+    W = random_target(o['H'], o['L'], o['d_in'], o['d'], seed=o['seed'])
+    try:
+        R, E, info = construct(o['construction'], W, m=o['m'] or None, seed=o['seed'] + 1)
+    except ValueError as e:
+        sys.exit(f"error: {e}")
+    lengths = sorted({1, 2, max(1, o['n'] // 2), o['n']})
+    err = max_rel_error(W, R, E, o['causal'], lengths, seed=o['seed'] + 2)
+    H, L, d_in, d, m = o['H'], o['L'], o['d_in'], o['d'], E.shape[1]
+    print(f"target TF_{{H={H},L={L},d_in={d_in},d={d}}}  causal={o['causal']}  construction={o['construction']}")
+    print(f"m = {m}   (M = {M_all(H, L, d_in, d)}, m̄ = {m_bar(H, L, d_in, d)}, "
+          f"m_looped = {m_looped(H, L, d_in, d)}, m̄_looped(paper) = {m_bar_looped(H, L, d_in, d)})")
+    if 'residual' in info:
+        print(f"least squares: rank R_all = {torch.linalg.matrix_rank(R_all(R)).item()} of M = "
+              f"{M_all(H, L, d_in, d)} columns, residual ‖E R_all - W_all‖/‖W_all‖ = {info['residual']:.2e}")
+    print(f"lengths n = {lengths}, 4 inputs each, one E for all")
+    print(f"max relative error |UTF(XE) - T(X)| / |T(X)| = {err:.3e}   ({'PASS' if err <= o['tol'] else 'FAIL'}"
+          f" at tol {o['tol']:g})")
+    sys.exit(0 if err <= o['tol'] else 1)
+
+
+def cmd_dims(args):
+    """m̄, M, m̄_looped (paper), m_looped (ours), H^{L/2} for the paper's settings (or one given by flags)."""
+    o = parse_flags(args, dict(H=0, L=0, d=0, d_in=0))
+    rows = PAPER_SETTINGS if not o['H'] else [('custom', o['H'], o['L'], o['d'], o['d_in'], None)]
+    print(f"{'setting':8} {'H':>2} {'L':>2} {'d':>3} {'d_in':>4} | {'m̄':>6} {'M':>6} {'m̄_looped':>10} "
+          f"{'m_looped':>9} {'H^(L/2)':>8} | paper m")
+    for name, H, L, d, d_in, paper in rows:
+        print(f"{name:8} {H:>2} {L:>2} {d:>3} {d_in:>4} | {m_bar(H, L, d_in, d):>6} {M_all(H, L, d_in, d):>6} "
+              f"{m_bar_looped(H, L, d_in, d):>10} {m_looped(H, L, d_in, d):>9} {lower_bound(H, L):>8.3g} | "
+              f"{paper if paper else '-'}")
+    print("m̄_looped is the paper's (one max(2d, d_in) block per prefix); m_looped is ours (2d + d_in per prefix),"
+          " see m_looped's docstring for why the paper's blocks conflict at depth L.")
+
+
+if __name__ == '__main__':
+    commands = dict(verify=cmd_verify, dims=cmd_dims)
+    if len(sys.argv) < 2 or sys.argv[1] not in commands:
+        sys.exit(f"usage: python universal.py {{{','.join(commands)}}} [--key=value ...]")
+    commands[sys.argv[1]](sys.argv[2:])

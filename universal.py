@@ -328,6 +328,46 @@ def max_rel_error(W, R, E, causal, lengths, batch=4, seed=1):
 
 
 # -----------------------------------------------------------------------------------------------------
+# 7. The universal class inside model.py's GPT
+#
+# GPTConfig(variant='universal', n_embd=m, n_head=H, head_dim=d, n_layer=L, vocab_size=d_in) is UTF^m with
+# one-hot tokens: wte.weight = E (d_in×m), c_q.weight[h·d:(h+1)·d] = R_Q^{l,h}ᵀ (c_k likewise),
+# c_v.weight[h·m:(h+1)·m] = R_V^{l,h}ᵀ (heads summed, no output projection), lm_head.weight = Uᵀ, and
+# the attention is causal. tests/test_universal.py checks GPT(float64) against utf_forward.
+
+
+def gpt_config(H, L, d_in, d, m, block_size, **flags):
+    """model.GPTConfig of UTF^m_{H,L,d_in,d}; flags (residual, norm, mlp, looped, freeze_*, ...) pass through."""
+    from model import GPTConfig
+    return GPTConfig(variant='universal', n_layer=L, n_head=H, n_embd=m, head_dim=d, vocab_size=d_in,
+                     block_size=block_size, **flags)
+
+
+@torch.no_grad()
+def load_construction(model, R, E=None, U=True):
+    """Write fixed weights R (from sparse_weights, looped_weights, random_weights) into a universal GPT, and E
+    into wte if given, and U into lm_head unless U=False. Raises ValueError on a shape mismatch or when the
+    model is looped but R is not tied across layers."""
+    c = model.config
+    L, H, m, d = R['R_Q'].shape
+    if (L, H, m, d) != (c.n_layer, c.n_head, c.n_embd, c.head_dim) or c.attn_out_proj:
+        raise ValueError(f"R is for (L, H, m, d) = {(L, H, m, d)}; model has "
+                         f"{(c.n_layer, c.n_head, c.n_embd, c.head_dim)} (attn_out_proj must be False)")
+    if c.looped and not all(torch.equal(R[k][0], R[k][l]) for k in ('R_Q', 'R_K', 'R_V') for l in range(L)):
+        raise ValueError("a looped model needs weights tied across layers (looped_weights or random_looped)")
+    for l, block in enumerate(model.transformer.h):
+        a = block.attn
+        a.c_q.weight.copy_(R['R_Q'][l].transpose(1, 2).reshape(H * d, m))
+        a.c_k.weight.copy_(R['R_K'][l].transpose(1, 2).reshape(H * d, m))
+        a.c_v.weight.copy_(R['R_V'][l].transpose(1, 2).reshape(H * m, m))
+    if U:
+        model.lm_head.weight.copy_(R['U'].T)
+    if E is not None:
+        model.transformer.wte.weight.copy_(E)
+    return model
+
+
+# -----------------------------------------------------------------------------------------------------
 # 9. Command line: python universal.py {verify, dims, init, experiments, plot} [--key=value ...]
 
 PAPER_SETTINGS = [  # (name, H, L, d, d_in, the paper's m) -- paper 2, Table 1 caption and Tables 5, 6

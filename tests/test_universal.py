@@ -1,0 +1,111 @@
+"""Claims of paper 2 (Fixed Universal Transformers) that universal.py implements, checked in float64."""
+import math
+import os
+import sys
+
+import pytest
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..'))
+import universal as u  # noqa: E402
+
+TOL = 1e-9
+
+
+@pytest.mark.parametrize('construction', u.CONSTRUCTIONS)
+@pytest.mark.parametrize('H', [1, 2, 3])
+@pytest.mark.parametrize('L', [1, 2, 3])
+@pytest.mark.parametrize('causal', [False, True])
+def test_construction_is_exact(construction, H, L, causal):
+    """Thm 3.1-3.4: UTF(X E) = T(X) for a random target, with one E for lengths 1..9."""
+    W = u.random_target(H, L, d_in=3, d=2, seed=100 * H + 10 * L + causal)
+    R, E, _ = u.construct(construction, W, seed=7)
+    assert u.max_rel_error(W, R, E, causal, lengths=[1, 2, 5, 9]) < TOL
+
+
+@pytest.mark.parametrize('construction', u.CONSTRUCTIONS)
+def test_one_E_serves_every_length(construction):
+    """E is built from the target's weights alone, so it must serve n = 1..40 unchanged, causal or not."""
+    W = u.random_target(2, 2, d_in=4, d=3, seed=3)
+    R, E, _ = u.construct(construction, W, seed=4)
+    for causal in (False, True):
+        assert u.max_rel_error(W, R, E, causal, lengths=range(1, 41), batch=2) < TOL
+
+
+def test_fixed_weights_are_sparse_01_and_target_independent():
+    """Thm 3.1/3.2: {0,1} entries, at most m nonzeros per matrix, and the same R for every target."""
+    for build in (u.sparse_weights, u.looped_weights):
+        R = build(3, 2, 3, 2)
+        m = R['U'].shape[0]
+        for k, T in R.items():
+            assert set(T.unique().tolist()) <= {0.0, 1.0}
+            mats = T.reshape(-1, *T.shape[-2:])
+            assert all(int(A.count_nonzero()) <= m for A in mats), k
+    looped = u.looped_weights(2, 3, 3, 2)
+    assert all(torch.equal(looped[k][0], looped[k][l]) for k in ('R_Q', 'R_K', 'R_V') for l in range(3))
+    W1, W2 = u.random_target(2, 2, 3, 2, seed=1), u.random_target(2, 2, 3, 2, seed=2)
+    assert all(torch.equal(a, b) for a, b in zip(u.construct('sparse', W1)[0].values(),
+                                                 u.construct('sparse', W2)[0].values()))
+
+
+def test_a_broken_construction_is_caught():
+    """The exactness check can fail: one flipped routing entry, or a perturbed E, gives a visible error."""
+    W = u.random_target(2, 2, d_in=3, d=2, seed=5)
+    R, E, _ = u.construct('sparse', W)
+    R['R_V'][0, 1] = R['R_V'][0, 0]                      # head 2 of layer 1 routes like head 1
+    assert u.max_rel_error(W, R, E, False, [4, 7]) > 1e-3
+    R, E, _ = u.construct('looped', W)
+    assert u.max_rel_error(W, R, E + 1e-4 * torch.randn_like(E), True, [4, 7]) > 1e-7
+
+
+def test_dims_reproduce_the_papers_embedding_sizes():
+    """m̄ = 456, 1024, 2280 (H=2, d_in=30, d=28,28,30, L=2,3,4) and 1024 (H=4, L=2, d=24, d_in=4)."""
+    assert [u.m_bar(2, L, 30, d) for L, d in ((2, 28), (3, 28), (4, 30))] == [456, 1024, 2280]
+    assert u.m_bar(4, 2, 4, 24) == 1024
+    for H, L, d_in, d in ((1, 1, 3, 2), (1, 3, 5, 2), (2, 3, 3, 2), (3, 2, 4, 3)):
+        M = u.M_all(H, L, d_in, d)
+        assert u.sparse_weights(H, L, d_in, d)['U'].shape[0] == M == u.R_all(u.sparse_weights(H, L, d_in, d)).shape[1]
+        assert u.looped_weights(H, L, d_in, d)['U'].shape[0] == u.m_looped(H, L, d_in, d)
+        assert M <= u.m_bar(H, L, d_in, d) and (H == 1 or M == u.m_bar(H, L, d_in, d))
+        assert u.m_looped(H, L, d_in, d) > u.m_bar_looped(H, L, d_in, d)
+    assert u.lower_bound(4, 2) == 4 and math.isclose(u.lower_bound(2, 3), 2 ** 1.5)
+
+
+@pytest.mark.parametrize('looped', [False, True])
+def test_random_system_has_no_exact_solution_below_M(looped):
+    """App. B/D rank argument: R_all is m×M, so for m < M its rank is ≤ m < M and E R_all = W_all (M equations
+    per row of E) has no solution for a generic target; at m = M it is solvable exactly."""
+    H, L, d_in, d = 2, 2, 3, 2
+    M, W = u.M_all(H, L, d_in, d), u.random_target(H, L, d_in, d, seed=11)
+    for m in (M - 1, M - 5):
+        R = u.random_weights(H, L, d_in, d, m, looped=looped, seed=12)
+        assert torch.linalg.matrix_rank(u.R_all(R)).item() == m < M
+        E, residual = u.solve_E(W, R)
+        assert residual > 1e-3
+        assert u.max_rel_error(W, R, E, False, [5, 9]) > 1e-3
+    R = u.random_weights(H, L, d_in, d, M, looped=looped, seed=12)
+    assert torch.linalg.matrix_rank(u.R_all(R)).item() == M
+    E, residual = u.solve_E(W, R)
+    assert residual < 1e-10 and u.max_rel_error(W, R, E, False, [5, 9]) < TOL
+
+
+@pytest.mark.parametrize('construction', ['sparse', 'looped', 'random'])
+def test_float64_utf_matches_model_gpt(construction):
+    """model.py's GPT with the universal flags, loaded with a construction, is utf_forward on one-hot tokens."""
+    H, L, d_in, d = 2, 2, 5, 3
+    W = u.random_target(H, L, d_in, d, seed=21)
+    R, E, _ = u.construct(construction, W, seed=22)
+    m = E.shape[1]
+    torch.manual_seed(0)
+    model = u.gpt_config(H, L, d_in, d, m, block_size=16, looped=construction == 'looped')
+    from model import GPT
+    gpt = u.load_construction(GPT(model).double(), R, E)
+    idx = torch.randint(0, d_in, (3, 16))
+    logits, _ = gpt(idx, targets=torch.zeros_like(idx))
+    X = torch.nn.functional.one_hot(idx, d_in).double()
+    ref = u.utf_forward(X, E, R, causal=True)
+    assert (logits - ref).abs().max() <= TOL * ref.abs().max()
+    # and with it, the model computes the target transformer on one-hot inputs
+    assert (logits - u.target_forward(X, W, causal=True)).abs().max() <= TOL * ref.abs().max()
+    trainable = {n for n, p in gpt.named_parameters() if p.requires_grad}
+    assert trainable == {'transformer.wte.weight', 'lm_head.weight'}

@@ -368,6 +368,187 @@ def load_construction(model, R, E=None, U=True):
 
 
 # -----------------------------------------------------------------------------------------------------
+# 8. Experiments (paper 2, §5): train only E and U of a fixed universal transformer
+#
+# Each run is one `python train.py config/[cpu/]universal_<task>.py --key=value ...` (train.py's loop,
+# AdamW, fresh samples every step, the task's fixed test set). Three models of one shape:
+#   sparse  R_Q, R_K, R_V from the sparse construction, written to a state_dict that train.py loads
+#           (init_from); E, U start at N(0, 0.02) and are the only trained parameters;
+#   random  R_Q, R_K, R_V (and a frozen MLP) at PyTorch's default U(-1/√fan_in, 1/√fan_in); E, U trained;
+#   full    the same architecture with every parameter trained.
+# and five architectures (Table 2's rows, read as cumulative: the MLP rows keep the residual stream).
+
+ARCHS = {'attn': {}, 'res': dict(residual=True), 'res_ln': dict(residual=True, norm='layer'),
+         'mlp': dict(residual=True, mlp=True), 'mlp_ln': dict(residual=True, mlp=True, norm='layer')}
+ARCH_NAMES = {'attn': 'Attention-only', 'res': '+ residual', 'res_ln': '+ residual and LN', 'mlp': '+ MLP',
+              'mlp_ln': '+ MLP and LN'}
+MODELS = ('sparse', 'random', 'full')
+TASKS = ('dyck1', 'khop1', 'khop2', 'khop3', 'khop4')
+UNFROZEN = dict(freeze_attn=False, freeze_norm=False, freeze_mlp=False)
+PAPER_TABLE1 = {  # paper 2, Table 1 (a) attention-only, (b) + residual and LN: (sparse, random, full) in %
+    'attn': dict(dyck1=(100.0, 94.4, 100.0), khop1=(30.2, 29.4, 8.4), khop2=(33.2, 30.5, 51.8),
+                 khop3=(39.2, 32.6, 99.5), khop4=(39.4, 35.2, 95.6)),
+    'res_ln': dict(dyck1=(100.0, 100.0, 93.0), khop1=(100.0, 96.1, 100.0), khop2=(100.0, 85.7, 100.0),
+                   khop3=(100.0, 92.6, 100.0), khop4=(100.0, 89.2, 100.0))}
+PAPER_TABLE2 = {  # paper 2, Table 2: dyck1 (a) and 2-hop (b); the other rows of Table 2 are in Table 1
+    'dyck1': dict(res=(100, 95.4, 100), mlp=(100, 100, 100), mlp_ln=(100, 100, 94.4)),
+    'khop2': dict(res=(53.8, 54.3, 58.4), mlp=(54.6, 54.1, 100), mlp_ln=(100, 66.2, 100))}
+
+
+def read_config(path, overrides=()):
+    """A train.py config file (plain assignments) as a dict, then '--key=value' overrides (Python literals)."""
+    import ast
+    cfg = {}
+    exec(open(path).read(), {}, cfg)
+    for a in overrides:
+        key, _, val = a[2:].partition('=')
+        try:
+            cfg[key] = ast.literal_eval(val)
+        except (SyntaxError, ValueError):
+            cfg[key] = val
+    return cfg
+
+
+def model_from_config(cfg):
+    """The GPT that train.py builds from config dict cfg (its task fixes vocab_size and block_size)."""
+    import dataclasses
+    import tasks
+    from model import GPT, GPTConfig
+    task_args = {k[len(cfg['task']) + 1:]: v for k, v in cfg.items() if k.startswith(cfg['task'] + '_')}
+    data = tasks.make_task(cfg['task'], n_test=1, **task_args)
+    names = {f.name for f in dataclasses.fields(GPTConfig)}
+    args = {k: v for k, v in cfg.items() if k in names}
+    args.update(vocab_size=data.vocab_size, block_size=cfg.get('block_size') or data.block_size)
+    torch.manual_seed(cfg.get('seed', 1337))             # train.py seeds before building its model
+    return GPT(GPTConfig(**args))
+
+
+def write_init(cfg, construction, out):
+    """state_dict of the GPT for cfg with its attention weights from `construction` ('sparse' | 'looped';
+    'random' keeps the model's own U(-1/√m, 1/√m) init); E, U (and any MLP / norm) keep their init.
+    Raises ValueError if n_embd is below the construction's width."""
+    model = model_from_config(cfg)
+    c = model.config
+    if construction != 'random':
+        build = sparse_weights if construction == 'sparse' else looped_weights
+        load_construction(model, build(c.n_head, c.n_layer, c.vocab_size, c.head_dim, c.n_embd), U=False)
+    torch.save(model.state_dict(), out)
+    return model
+
+
+def run_one(config, model, arch, out_dir, extra=(), log=None):
+    """One train.py run; returns its final metrics (the last line of out_dir/log.jsonl). Reuses a finished
+    run in out_dir. model ∈ MODELS, arch ∈ ARCHS."""
+    import json
+    import os
+    import subprocess
+    flags = dict(ARCHS[arch], **(UNFROZEN if model == 'full' else {}))
+    over = [f'--{k}={v}' for k, v in flags.items()] + list(extra) + [f'--out_dir={out_dir}']
+    cfg = read_config(config, over)
+    log_path = os.path.join(out_dir, 'log.jsonl')
+    if os.path.isfile(log_path):
+        last = json.loads(open(log_path).read().splitlines()[-1])
+        if last['iter'] == cfg['max_iters']:
+            return last
+        os.remove(log_path)
+    os.makedirs(out_dir, exist_ok=True)
+    if model == 'sparse':
+        write_init(cfg, 'sparse', os.path.join(out_dir, 'init.pt'))
+        over.append(f"--init_from={os.path.join(out_dir, 'init.pt')}")
+    env = dict(os.environ, OMP_NUM_THREADS=os.environ.get('OMP_NUM_THREADS', '1'))
+    with open(os.path.join(out_dir, 'stdout.txt'), 'w') as f:
+        subprocess.run([sys.executable, 'train.py', config] + over, check=True, stdout=f, stderr=subprocess.STDOUT,
+                       env=env)
+    if model == 'sparse':
+        os.remove(os.path.join(out_dir, 'init.pt'))         # the fixed weights are rebuilt from the config
+    return json.loads(open(log_path).read().splitlines()[-1])
+
+
+def experiment_runs(which, size, seeds, d_list, sweep_arch='res_ln'):
+    """(name, config, model, arch, extra, tag) of every run of an experiment: 'table1', 'table2' or 'msweep' (the
+    m sweep uses architecture sweep_arch: the paper does not say which; attention-only 2-hop barely learns)."""
+    cfg_dir = 'config/cpu' if size == 'cpu' else 'config'
+    conf = lambda t: f'{cfg_dir}/universal_{t}.py'
+    runs = []
+    if which in ('table1', 'table2'):
+        tasks_, archs = (TASKS, ('attn', 'res_ln')) if which == 'table1' else (('dyck1', 'khop2'), tuple(ARCHS))
+        for t in tasks_:
+            for arch in archs:
+                for model in MODELS:
+                    for s in (seeds if model != 'sparse' else seeds[:1]):   # sparse: the seed moves E, U init only
+                        runs.append((f'{t}_{arch}_{model}_s{s}', conf(t), model, arch, [f'--seed={s}'],
+                                     dict(task=t)))
+    elif which == 'msweep':                                  # Fig. 2: 2-hop, m = m̄(d) vs m = H·d
+        cfg = read_config(conf('khop2'))
+        H, L = cfg['n_head'], cfg['n_layer']
+        for d in d_list:
+            for param, m in (('mbar', m_bar(H, L, 30, d)), ('Hd', H * d)):
+                for model in MODELS:
+                    if model == 'sparse' and m < M_all(H, L, 30, d):
+                        continue
+                    for s in seeds:                  # the config's own shape is Table 2's run: reuse it
+                        own = (d, m) == (cfg['head_dim'], cfg['n_embd'])
+                        name = f'khop2_{sweep_arch}_{model}_s{s}' if own else f'khop2_{param}_d{d}_m{m}_{model}_s{s}'
+                        runs.append((name, conf('khop2'), model, sweep_arch,
+                                     [f'--seed={s}', f'--head_dim={d}', f'--n_embd={m}'], dict(param=param, d=d, m=m)))
+    else:
+        raise ValueError(f"unknown experiment {which!r}: table1 | table2 | msweep")
+    return runs
+
+
+
+def mean_acc(results, **match):
+    """(mean val_acc in %, number of runs) over the runs whose fields equal match (one run per seed)."""
+    accs = [100 * r['val_acc'] for r in results.values() if all(r.get(k) == v for k, v in match.items())]
+    return (sum(accs) / len(accs), len(accs)) if accs else (float('nan'), 0)
+
+
+def results_table(which, results):
+    """Markdown table: ours (sparse / random / full, % test accuracy, mean over seeds) beside the paper's."""
+    fmt = lambda a: f"{a[0]:.1f}" if a[1] else '-'
+    if which in ('table1', 'table2'):
+        lines = ['| task | model | ours: sparse | random | full | paper: sparse | random | full |',
+                 '|---|---|---|---|---|---|---|---|']
+        keys = sorted({(r['task'], r['arch']) for r in results.values()},
+                      key=lambda k: (TASKS.index(k[0]), list(ARCHS).index(k[1])))
+        for t, arch in keys:
+            ours = [fmt(mean_acc(results, task=t, arch=arch, model=m)) for m in MODELS]
+            paper = PAPER_TABLE1.get(arch, {}).get(t) or PAPER_TABLE2.get(t, {}).get(arch) or ('-',) * 3
+            lines.append(f"| {t} | {ARCH_NAMES[arch]} | " + ' | '.join(ours) + ' | ' + ' | '.join(map(str, paper)) + ' |')
+    else:
+        lines = ['| parametrization | d | m | sparse | random | full |', '|---|---|---|---|---|---|']
+        for param, d, m in sorted({(r['param'], r['d'], r['m']) for r in results.values()}, key=lambda k: (k[0] != 'mbar', k[1])):
+            lines.append(f"| {'m = m̄' if param == 'mbar' else 'm = H·d'} | {d} | {m} | " +
+                         ' | '.join(fmt(mean_acc(results, param=param, d=d, model=mo)) for mo in MODELS) + ' |')
+    return '\n'.join(lines)
+
+
+def plot_msweep(results, png):
+    """Fig. 2: test accuracy against m, (a) m = m̄(d), (b) m = H·d; one line per model, ± std over seeds."""
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
+    for ax, param, title in zip(axes, ('mbar', 'Hd'), ('(a) constructed, m = m̄', '(b) standard, m = H·d')):
+        for model in MODELS:
+            pts = {}
+            for r in results.values():
+                if r['param'] == param and r['model'] == model:
+                    pts.setdefault(r['m'], []).append(100 * r['val_acc'])
+            if pts:
+                ms = sorted(pts)
+                mu = [sum(pts[m]) / len(pts[m]) for m in ms]
+                sd = [(sum((a - u) ** 2 for a in pts[m]) / len(pts[m])) ** 0.5 for m, u in zip(ms, mu)]
+                ax.errorbar(ms, mu, yerr=sd, marker='o', capsize=3, label=model)
+        ax.set(xscale='log', xlabel='embedding dimension m', title=title)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel('2-hop test accuracy (%)')
+    axes[0].legend()
+    fig.tight_layout()
+    fig.savefig(png, dpi=120)
+
+
+# -----------------------------------------------------------------------------------------------------
 # 9. Command line: python universal.py {verify, dims, init, experiments, plot} [--key=value ...]
 
 PAPER_SETTINGS = [  # (name, H, L, d, d_in, the paper's m) -- paper 2, Table 1 caption and Tables 5, 6
@@ -439,8 +620,67 @@ def cmd_dims(args):
           " see m_looped's docstring for why the paper's blocks conflict at depth L.")
 
 
+def cmd_init(args):
+    """python universal.py init CONFIG --construction=sparse --out=PATH [--key=value ...]: the state_dict that
+    `python train.py CONFIG --init_from=PATH [same --key=value ...]` loads (other keys pass to the config)."""
+    if not args or args[0].startswith('--'):
+        sys.exit("usage: python universal.py init CONFIG --construction=sparse|looped|random --out=PATH [--key=value]")
+    mine = [a for a in args[1:] if a.split('=')[0] in ('--construction', '--out')]
+    o = parse_flags(mine, dict(construction='sparse', out='out/universal_init.pt'))
+    if o['construction'] not in ('sparse', 'looped', 'random'):
+        sys.exit(f"error: --construction must be sparse|looped|random, got {o['construction']!r}")
+    cfg = read_config(args[0], [a for a in args[1:] if a not in mine])
+    try:
+        model = write_init(cfg, o['construction'], o['out'])
+    except (ValueError, TypeError) as e:
+        sys.exit(f"error: {e}")
+    c = model.config
+    print(f"wrote {o['out']}: {o['construction']} R_Q, R_K, R_V for H={c.n_head}, L={c.n_layer}, d={c.head_dim}, "
+          f"d_in={c.vocab_size}, m={c.n_embd} (M = {M_all(c.n_head, c.n_layer, c.vocab_size, c.head_dim)})")
+
+
+def cmd_experiments(args):
+    """Run (or reuse) every train.py run of an experiment, then print its table beside the paper's numbers."""
+    import json
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+    o = parse_flags(args, dict(which='table1', size='cpu', seeds='0', jobs=1, d_list='2,4,8', sweep_arch='res_ln',
+                               out='out/universal'))
+    seeds = [int(s) for s in o['seeds'].split(',')]
+    d_list = [int(d) for d in o['d_list'].split(',')]
+    try:
+        runs = experiment_runs(o['which'], o['size'], seeds, d_list, o['sweep_arch'])
+    except ValueError as e:
+        sys.exit(f"error: {e}")
+    root = os.path.join(o['out'], o['size'])
+
+    def go(run):
+        name, config, model, arch, extra, tag = run
+        r = run_one(config, model, arch, os.path.join(root, name), extra)
+        print(f"{name:40s} val_acc {r['val_acc']:.4f}  val_loss {r['val_loss']:.4f}", flush=True)
+        return name, dict(r, config=config, model=model, arch=arch, extra=extra, **tag)
+
+    with ThreadPoolExecutor(o['jobs']) as pool:
+        results = dict(pool.map(go, runs))
+    path = os.path.join(root, f"results_{o['which']}.json")
+    json.dump(results, open(path, 'w'), indent=1)
+    print(f"wrote {path}")
+    print(results_table(o['which'], results))
+
+
+def cmd_plot(args):
+    """Fig. 2 from out/universal/<size>/results_msweep.json → assets/universal_msweep_<size>.png."""
+    import json
+    import os
+    o = parse_flags(args, dict(size='cpu', out='out/universal', png=''))
+    results = json.load(open(os.path.join(o['out'], o['size'], 'results_msweep.json')))
+    png = o['png'] or f"assets/universal_msweep_{o['size']}.png"
+    plot_msweep(results, png)
+    print(f"wrote {png}")
+
+
 if __name__ == '__main__':
-    commands = dict(verify=cmd_verify, dims=cmd_dims)
+    commands = dict(verify=cmd_verify, dims=cmd_dims, init=cmd_init, experiments=cmd_experiments, plot=cmd_plot)
     if len(sys.argv) < 2 or sys.argv[1] not in commands:
         sys.exit(f"usage: python universal.py {{{','.join(commands)}}} [--key=value ...]")
     commands[sys.argv[1]](sys.argv[2:])

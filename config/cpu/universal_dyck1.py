@@ -1,0 +1,25 @@
+# Paper 2 §5 parenthesis balancing, CPU size: UTF with H=2, L=2, d=8, d_in=4 -> m = m̄ = 112 (paper: H=4, d=24,
+# m=1024). Only E and U are trained unless --freeze_attn=False etc.; universal.py runs the variants:
+#   python universal.py experiments --which=table1 --size=cpu
+#   python train.py config/cpu/universal_dyck1.py --residual=True --norm=layer        (random, + residual and LN)
+# 64 batch x 60 tokens = 3,840 tokens/iter, 400 iters; ~0.03 s/iter on one core
+out_dir = 'out/universal_cpu_dyck1'
+task = 'dyck1'
+dyck1_min_len = 2
+dyck1_max_len = 60
+n_test = 1000
+variant = 'universal'
+n_layer = 2
+n_head = 2
+head_dim = 8
+n_embd = 112
+batch_size = 64
+max_iters = 400
+learning_rate = 3e-3
+warmup_iters = 20
+weight_decay = 0.01
+eval_interval = 400
+log_interval = 50
+device = 'cpu'
+dtype = 'float32'
+compile = False

@@ -1,0 +1,23 @@
+# Paper 2 §5 2-hop induction heads, CPU size: UTF with H=2, L=3, d=4, d_in=30 -> m = m̄ = 352
+# (paper: L=3, d=28, m=1024). Only E and U are trained unless --freeze_attn=False etc.:
+#   python universal.py experiments --which=table1 --size=cpu
+# 32 batch x 99 tokens = 3,168 tokens/iter, 300 iters (paper: 128 x 99, 15,000 iters)
+out_dir = 'out/universal_cpu_khop2'
+task = 'khop'
+khop_k = 2
+n_test = 200
+variant = 'universal'
+n_layer = 3
+n_head = 2
+head_dim = 4
+n_embd = 352
+batch_size = 32
+max_iters = 300
+learning_rate = 3e-3
+warmup_iters = 20
+weight_decay = 0.01
+eval_interval = 300
+log_interval = 50
+device = 'cpu'
+dtype = 'float32'
+compile = False

@@ -51,8 +51,8 @@ two_paths = False         # Fig. 2e: the network of the good and denoising paths
 widths = '10,30,50,100,300,500,1000'
 # NUTS check (App. F)
 nuts_N = 10
-nuts_warmup = 300
-nuts_samples = 300
+nuts_warmup = 200
+nuts_samples = 400
 nuts_tree_depth = 8
 # one-shot image task (App. H)
 data_dir = '../shared/data'   # holds omniglot/images_{background,evaluation}.npz, mnist/, fashion-mnist/ (t10k idx gz)
@@ -370,7 +370,7 @@ def gp_accuracy(xi_tr, y_tr, xi_te, y_te, tau):
 # =============================================================================
 
 
-def nuts_sample(xi, Y, N, heads, tau, warmup, samples, seed=0, max_tree_depth=8, progress=True):
+def nuts_sample(xi, Y, N, heads, tau, warmup, samples, seed=0, max_tree_depth=8, progress=True, jit=True):
     """Sample Θ = (V0, V^{ℓh}, a) from the posterior ∝ exp(−Σ(f−y)²/(2τ) − ‖Θ‖²/2) with Pyro's NUTS (paper 3, App. F).
     xi: (P, |Π|, N0) float64, Y: (P,). → dict of samples {'V0': (S, N, N0), 'V1'..'VL': (S, H_ℓ, N, N), 'a': (S, N)}.
     Raises ImportError if pyro-ppl is not installed."""
@@ -387,7 +387,8 @@ def nuts_sample(xi, Y, N, heads, tau, warmup, samples, seed=0, max_tree_depth=8,
         a = pyro.sample('a', dist.Normal(torch.zeros(N, dtype=xi.dtype), 1.0).to_event(1))
         pyro.sample('y', dist.Normal(network_output(xi, V0, a, Vs), math.sqrt(tau)).to_event(1), obs=Y)
 
-    mcmc = MCMC(NUTS(model, max_tree_depth=max_tree_depth, target_accept_prob=0.8), num_samples=samples,
+    kernel = NUTS(model, max_tree_depth=max_tree_depth, target_accept_prob=0.8, jit_compile=jit, ignore_jit_warnings=True)
+    mcmc = MCMC(kernel, num_samples=samples,
                 warmup_steps=warmup, disable_progbar=not progress)
     mcmc.run()
     return {k: v.detach() for k, v in mcmc.get_samples().items()}

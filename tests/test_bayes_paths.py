@@ -1,0 +1,264 @@
+"""Tests for bayes_paths.py (paper 3): the action's exact properties, the kernels, the predictor, the network's path
+decomposition, the HMC claims at reduced size, NUTS vs theory (if pyro is installed), and the one-shot data code on
+synthetic arrays. No network, no GPU, no ../shared data; well under a minute on 2 CPU cores."""
+import gzip
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import bayes_paths as bp
+
+torch.set_num_threads(1)
+D64 = torch.float64
+
+
+def random_spd(n, gen, scale=0.5):
+    A = torch.randn(n, n, generator=gen, dtype=D64)
+    return torch.eye(n, dtype=D64) + scale * A @ A.T / n
+
+
+def toy_inputs(P, T, N0, heads, gen, readout='last'):
+    x = torch.randn(P, T, N0, generator=gen, dtype=D64)
+    Ws = [torch.randn(H, N0, N0, generator=gen, dtype=D64) / math.sqrt(N0) for H in heads]
+    Omegas = [bp.attention_W(x, W) for W in Ws]
+    return x, Omegas, bp.attentioned_inputs(x, Omegas, readout)
+
+
+# ---------------------------------------------------------------------------------------------- action
+
+@pytest.mark.parametrize('heads', [(2, 2), (3, 1), (2, 2, 2)])
+def test_without_energy_the_minimiser_is_the_gp_point(heads):
+    gen = torch.Generator().manual_seed(0)
+    gp = bp.gp_order_parameters(heads)
+    # the entropy's gradient vanishes at U = I ...
+    Us = [U.clone().requires_grad_(True) for U in gp]
+    bp.entropy(Us, heads).backward()
+    assert max(U.grad.abs().max().item() for U in Us) < 1e-12
+    # ... and the minimiser, started far from it, comes back to U = I, U_a = 1
+    init = [random_spd(U.shape[0], gen, scale=2.0) for U in gp]
+    C = torch.zeros(3, 3, *gp[0].shape, dtype=D64)           # unused without the energy term
+    Us, U_a, info = bp.minimise_action(C, torch.ones(3, dtype=D64), 10, 0.1, heads, lr=0.05, tol=1e-7,
+                                       max_iters=20000, with_energy=False, init=init)
+    assert info['max_grad'] < 1e-7
+    for U, I in zip(Us, gp):
+        assert torch.allclose(U, I, atol=1e-5)
+    assert abs(U_a.item() - 1) < 1e-5
+
+
+@pytest.mark.parametrize('H', [1, 2, 3])
+def test_closed_form_U_a_minimises_the_action(H):
+    gen = torch.Generator().manual_seed(H)
+    heads = (H, H)
+    Us = [random_spd(H ** 2, gen), random_spd(H, gen, scale=3.0)]
+    U_a = bp.U_a_closed(Us[-1], H).clone().requires_grad_(True)
+    S = bp.entropy(Us, heads, U_a)
+    (g,) = torch.autograd.grad(S, U_a)
+    assert abs(g.item()) < 1e-12
+    grid = U_a.item() * torch.linspace(0.5, 1.5, 101, dtype=D64)
+    S_grid = torch.stack([bp.entropy(Us, heads, u) for u in grid])
+    assert S.item() <= S_grid.min().item() + 1e-12
+    assert S_grid.argmin().item() == 50
+
+
+def test_entropy_for_one_head_is_the_scalar_form():
+    # H = 1: every level contributes −𝓛(r) = r − ln r with 𝓛(U) = −U + ln U and r = U^(ℓ)/U^(ℓ+1) (U^(L+1) = U_a)
+    L_ = lambda u: -u + math.log(u)
+    for U1, U2, U_a in [(2.0, 0.7, 1.3), (0.3, 0.5, 0.9), (5.0, 3.0, 1.0)]:
+        Us = [torch.tensor([[U1]], dtype=D64), torch.tensor([[U2]], dtype=D64)]
+        S = bp.entropy(Us, (1, 1), torch.tensor(U_a, dtype=D64)).item()
+        assert S == pytest.approx(-L_(U1 / U2) - L_(U2 / U_a) - L_(U_a), abs=1e-12)
+    # L = 1: minimising over U_a leaves 2√U − ln U; the minimum over the whole chain sits at U = 1 (the GP point)
+    for U in (0.2, 1.0, 4.0):
+        S = bp.entropy([torch.tensor([[U]], dtype=D64)], (1,)).item()
+        assert S == pytest.approx(2 * math.sqrt(U) - math.log(U), abs=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------- kernels
+
+def test_attentioned_inputs_match_explicit_sums():
+    gen = torch.Generator().manual_seed(1)
+    for heads, readout in [((2, 3), 'last'), ((2, 1, 2), 'mean'), ((3,), 'first')]:
+        x, Omegas, xi = toy_inputs(3, 5, 4, heads, gen, readout)
+        T = x.shape[1]
+        tstar = {'last': [T - 1], 'first': [0], 'mean': list(range(T))}[readout]
+        for p in range(3):
+            for k, path in enumerate(np.ndindex(*heads)):        # h_1 outermost
+                ref = torch.zeros(4, dtype=D64)
+                for ts in np.ndindex(*(T,) * len(heads)):          # (t_0 .. t_{L-1})
+                    for t_last in tstar:
+                        seq = list(ts) + [t_last]
+                        w = 1.0
+                        for l, h in enumerate(path):
+                            w = w * Omegas[l][p, h, seq[l], seq[l + 1]]
+                        ref += x[p, seq[0]] * w / len(tstar)
+                assert torch.allclose(xi[p, k], ref, atol=1e-12)
+
+
+def test_kernels_symmetric_psd_and_consistent():
+    gen = torch.Generator().manual_seed(2)
+    heads = (2, 2)
+    _, _, xi = toy_inputs(12, 6, 5, heads, gen)
+    C = bp.path_kernels(xi)                                          # (P, P, |Π|, |Π|)
+    M = C.permute(0, 2, 1, 3).reshape(12 * 4, 12 * 4)
+    assert torch.allclose(M, M.T, atol=1e-12)
+    assert torch.linalg.eigvalsh(M).min() > -1e-10
+    U = random_spd(4, gen)
+    K = bp.kernel(U, xi)
+    assert torch.allclose(K, K.T, atol=1e-12)
+    assert torch.linalg.eigvalsh(K).min() > -1e-10
+    assert torch.allclose(K, bp.kernel_from_C(U, C), atol=1e-12)
+    assert torch.allclose(bp.kernel_diag(U, xi), torch.diagonal(K), atol=1e-12)
+    # the GP kernel is the average of the same-path kernels
+    assert torch.allclose(bp.kernel(torch.eye(4, dtype=D64), xi), torch.einsum('pqaa->pq', C) / 4, atol=1e-12)
+
+
+def test_predictor_is_kernel_regression():
+    gen = torch.Generator().manual_seed(3)
+    heads, tau = (2, 2), 0.05
+    _, _, xi = toy_inputs(15, 6, 5, heads, gen)
+    _, _, xs = toy_inputs(7, 6, 5, heads, gen)
+    Y = torch.sign(torch.randn(15, generator=gen, dtype=D64))
+    U = random_spd(4, gen)
+    # kernel written out path pair by path pair
+    kfun = lambda a, b: sum(U[i, j] * (a[:, i] @ b[:, j].T) for i in range(4) for j in range(4)) / (4 * 5)
+    K, k, kss = kfun(xi, xi), kfun(xs, xi), torch.diagonal(kfun(xs, xs))
+    A = K + tau * torch.eye(15, dtype=D64)
+    mean, var = bp.predictor(U, xi, Y, xs, tau)
+    assert torch.allclose(mean, k @ torch.linalg.solve(A, Y), atol=1e-10)
+    assert torch.allclose(var, kss - torch.einsum('ip,pi->i', k, torch.linalg.solve(A, k.T)), atol=1e-10)
+    assert (var > 0).all()
+
+
+def test_network_path_form_equals_layer_form_and_prior_order_parameter():
+    gen = torch.Generator().manual_seed(4)
+    heads, N, N0 = (2, 3), 6, 5
+    x, Omegas, xi = toy_inputs(4, 7, N0, heads, gen)
+    V0 = torch.randn(N, N0, generator=gen, dtype=D64)
+    Vs = [torch.randn(H, N, N, generator=gen, dtype=D64) for H in heads]
+    a = torch.randn(N, generator=gen, dtype=D64)
+    assert torch.allclose(bp.network_output(xi, V0, a, Vs), bp.network_output_layers(x, Omegas, V0, a, Vs), atol=1e-12)
+    # under the prior, U = ⟨V_eff V_effᵀ⟩/N is the GP point I (exactly, in expectation)
+    S, N = 400, 60
+    a = torch.randn(S, N, generator=gen, dtype=D64)
+    Vs = [torch.randn(S, H, N, N, generator=gen, dtype=D64) for H in heads]
+    U = bp.order_parameter_from_weights(a, Vs)
+    assert torch.allclose(U, torch.eye(6, dtype=D64), atol=0.08)
+
+
+def test_head_scores():
+    U = torch.zeros(4, 4, dtype=D64)
+    U[0, 0], U[0, 2], U[2, 0], U[3, 3] = 4.0, -1.0, -1.0, 0.5       # paths (0,0) (0,1) (1,0) (1,1)
+    s = bp.head_scores(U, (2, 2))
+    raw = np.array([[4 + 1 + 1, 1 + 1 + 0.5], [4 + 1 + 1, 0.5]])  # layer-1 head 0: π or π' with h1 = 0, ...
+    assert np.allclose(s, raw / raw.max())
+
+
+# ---------------------------------------------------------------------------------------------- HMC claims
+
+@pytest.fixture(scope='module')
+def hmc():
+    return bp.hmc_setup(100, 500, seed=0)
+
+
+def test_hmc_gp_good_path_and_finite_width(hmc):
+    d = hmc
+    gp = {k: bp.gp_accuracy(d['xi_tr'][:, i], d['y_tr'], d['xi_te'][:, i], d['y_te'], 0.01)
+          for k, (i, h) in d['nets'].items()}
+    assert gp['good'] >= 0.90
+    assert gp['all'] < gp['good']                                     # adversarial paths hurt in the GP limit
+    C = bp.path_kernels(d['xi_tr'])
+    Us, _, info = bp.minimise_action(C, d['y_tr'], 10, 0.01, (2, 2))
+    assert info['max_grad'] < 1e-5
+    acc10 = bp.accuracy(bp.predictor(Us[0], d['xi_tr'], d['y_tr'], d['xi_te'], 0.01)[0], d['y_te'])
+    assert acc10 > gp['all'] + 0.05
+    U = Us[0]                                                         # order: good, adv-1, denoise, adv-2
+    assert U[0, 0] > 3 * max(U[1, 1], U[3, 3])                        # adversarial paths suppressed
+    assert U[0, 2] < 0                                                # good and denoising anti-correlated
+
+
+# ---------------------------------------------------------------------------------------------- NUTS
+
+def test_nuts_matches_theory_small():
+    pytest.importorskip('pyro')
+    gen = torch.Generator().manual_seed(0)
+    heads, N0, T, N, tau = (2, 1), 5, 4, 6, 0.3
+    x, xs = torch.randn(30, T, N0, generator=gen, dtype=D64), torch.randn(20, T, N0, generator=gen, dtype=D64)
+    Ws = [torch.randn(H, N0, N0, generator=gen, dtype=D64) for H in heads]
+    xi = bp.attentioned_inputs(x, [bp.attention_W(x, W) for W in Ws])
+    xi_te = bp.attentioned_inputs(xs, [bp.attention_W(xs, W) for W in Ws])
+    Y = torch.sign(xi[:, 0, 0] + 0.3 * torch.randn(30, generator=gen, dtype=D64))
+    Us, _, _ = bp.minimise_action(bp.path_kernels(xi), Y, N, tau, heads)
+    mean_th = bp.predictor(Us[0], xi, Y, xi_te, tau)[0]
+    smp = bp.nuts_sample(xi, Y, N, heads, tau, warmup=40, samples=60, seed=0, max_tree_depth=5, progress=False)
+    Vs = [smp[f'V{l + 1}'] for l in range(len(heads))]
+    f = torch.stack([bp.network_output(xi_te, smp['V0'][s], smp['a'][s], [V[s] for V in Vs]) for s in range(60)])
+    assert ((f.mean(0) - mean_th).norm() / mean_th.norm()).item() < 0.3      # sampled mean predictor ≈ theory
+    U_s = bp.order_parameter_from_weights(smp['a'], Vs)
+    err, dist_gp = (U_s - Us[0]).norm().item(), (torch.eye(2, dtype=D64) - Us[0]).norm().item()
+    assert err < 0.7 * dist_gp                                   # sampled U sits nearer the theory than the GP point
+
+
+# ---------------------------------------------------------------------------------------------- one-shot data code
+
+def test_omniglot_tokens_and_episodes(tmp_path):
+    rng = np.random.default_rng(0)
+    images = rng.random((5, 20, 105, 105)) < 0.9                     # same format as images_background.npz
+    np.savez(tmp_path / 'om.npz', images=images, labels=np.repeat(np.arange(5), 20).reshape(5, 20))
+    toks, labels = bp.load_omniglot(str(tmp_path / 'om.npz'))
+    assert toks.shape == (100, 16, 64) and labels.tolist() == np.repeat(np.arange(5), 20).tolist()
+    assert torch.allclose(toks.mean(-1), torch.zeros(100, 16), atol=1e-5)            # LayerNorm per patch
+    # patch 0 of image 0 is the area average of its top-left 8×8 block of the 32×32 image, ink = 1
+    ref = torch.nn.functional.interpolate(torch.from_numpy(~images[0, 0]).float()[None, None], size=(32, 32),
+                                          mode='area')[0, 0, :8, :8].reshape(64)
+    assert torch.allclose(toks[0, 0], torch.nn.functional.layer_norm(ref, (64,)), atol=1e-5)
+    with pytest.raises(FileNotFoundError):
+        bp.load_omniglot(str(tmp_path / 'missing.npz'))
+    # episodes: tokens that encode (class, image) let us read every episode back
+    n_cls, n_img = 7, 3
+    ids = torch.arange(n_cls * n_img).float()
+    tokens = torch.zeros(n_cls * n_img, 16, 64)
+    tokens[:, :, 0] = ids[:, None]
+    lab = torch.arange(n_cls).repeat_interleave(n_img)
+    perm = torch.randperm(len(lab), generator=torch.Generator().manual_seed(0))       # labels need not be sorted
+    x, y = bp.episodes(tokens[perm], lab[perm], 500, torch.Generator().manual_seed(1))
+    assert x.shape == (500, 48, 64) and set(y.tolist()) == {1.0, -1.0}
+    code = x - bp.position_code(48, 64)
+    lv = bp.label_vectors(64)
+    for j, v in enumerate(lv):
+        assert torch.allclose(code[:, 16 * j:16 * j + 16, 1:], v[1:].expand(500, 16, 63), atol=1e-5)
+    img = torch.round(code[:, ::16, 0] - lv[:, 0]).long()                             # (500, 3) image ids
+    cls = img // n_img
+    assert (cls[:, 0] != cls[:, 1]).all()
+    assert ((cls[:, 2] == cls[:, 0]) == (y > 0)).all() and ((cls[:, 2] == cls[:, 1]) == (y < 0)).all()
+    support = torch.where(y > 0, img[:, 0], img[:, 1])
+    assert (img[:, 2] != support).all()                               # the query is another drawing of the class
+
+
+def test_idx_loader(tmp_path):
+    imgs = np.random.default_rng(0).integers(0, 256, (10, 28, 28), dtype=np.uint8)
+    header = (2051).to_bytes(4, 'big') + (10).to_bytes(4, 'big') + (28).to_bytes(4, 'big') * 2
+    gzip.open(tmp_path / 't10k-images-idx3-ubyte.gz', 'wb').write(header + imgs.tobytes())
+    gzip.open(tmp_path / 't10k-labels-idx1-ubyte.gz', 'wb').write(
+        (2049).to_bytes(4, 'big') + (10).to_bytes(4, 'big') + bytes(range(10)))
+    toks, labels = bp.load_idx(str(tmp_path))
+    assert toks.shape == (10, 16, 64) and labels.tolist() == list(range(10))
+    with pytest.raises(FileNotFoundError):
+        bp.load_idx(str(tmp_path / 'nope'))
+
+
+def test_paths_net_pruning_equals_zeroing_the_head():
+    torch.manual_seed(0)
+    heads = (3, 2)
+    net = bp.PathsNet(N0=8, N=6, G=5, heads=heads).double()
+    x = torch.randn(4, 9, 8, dtype=D64)
+    Omegas = net.omegas(x)
+    Vs = [V.detach().clone() for V in net.Vs]
+    with torch.no_grad():
+        f = net(x)
+        assert torch.allclose(f, bp.network_output_layers(x, Omegas, net.V0, net.a, Vs, 'mean'), atol=1e-10)
+        Vs[0][1] = 0                                                 # prune head 2 of layer 1 in the layer form
+        f_pruned = net(x, bp.head_path_mask(heads, [(0, 1)]).double())
+        assert torch.allclose(f_pruned, bp.network_output_layers(x, Omegas, net.V0, net.a, Vs, 'mean'), atol=1e-10)
+        assert not torch.allclose(f_pruned, f)

@@ -457,11 +457,18 @@ def run_one(config, model, arch, out_dir, extra=(), log=None):
         over.append(f"--init_from={os.path.join(out_dir, 'init.pt')}")
     env = dict(os.environ, OMP_NUM_THREADS=os.environ.get('OMP_NUM_THREADS', '1'))
     with open(os.path.join(out_dir, 'stdout.txt'), 'w') as f:
-        subprocess.run([sys.executable, 'train.py', config] + over, check=True, stdout=f, stderr=subprocess.STDOUT,
-                       env=env)
+        p = subprocess.Popen([sys.executable, 'train.py', config] + over, stdout=f, stderr=subprocess.STDOUT, env=env)
+        _, status, usage = os.wait4(p.pid, 0)                # this child's own CPU time, whatever runs beside it
+        p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode:
+        raise RuntimeError(f"train.py failed ({p.returncode}), see {out_dir}/stdout.txt")
     if model == 'sparse':
         os.remove(os.path.join(out_dir, 'init.pt'))         # the fixed weights are rebuilt from the config
-    return json.loads(open(log_path).read().splitlines()[-1])
+    last = json.loads(open(log_path).read().splitlines()[-1])
+    last['cpu_s'] = usage.ru_utime + usage.ru_stime
+    with open(log_path, 'a') as f:                           # the record a later call reuses
+        f.write(json.dumps(last) + '\n')
+    return last
 
 
 def experiment_runs(which, size, seeds, d_list, sweep_arch='res_ln'):
@@ -657,14 +664,16 @@ def cmd_experiments(args):
     def go(run):
         name, config, model, arch, extra, tag = run
         r = run_one(config, model, arch, os.path.join(root, name), extra)
-        print(f"{name:40s} val_acc {r['val_acc']:.4f}  val_loss {r['val_loss']:.4f}", flush=True)
+        print(f"{name:40s} val_acc {r['val_acc']:.4f}  val_loss {r['val_loss']:.4f}  cpu {r.get('cpu_s', 0):.0f} s",
+              flush=True)
         return name, dict(r, config=config, model=model, arch=arch, extra=extra, **tag)
 
     with ThreadPoolExecutor(o['jobs']) as pool:
         results = dict(pool.map(go, runs))
     path = os.path.join(root, f"results_{o['which']}.json")
     json.dump(results, open(path, 'w'), indent=1)
-    print(f"wrote {path}")
+    cpu = [r['cpu_s'] for r in results.values() if 'cpu_s' in r]
+    print(f"wrote {path}; {len(runs)} runs, train.py CPU time {sum(cpu):.0f} s over the {len(cpu)} runs that recorded it")
     print(results_table(o['which'], results))
 
 

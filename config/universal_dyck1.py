@@ -1,0 +1,22 @@
+# Paper 2 §5 parenthesis balancing, full size (Table 5): UTF with H=4, L=2, d=24, d_in=4 -> m = m̄ = 1024.
+# Only E and U are trained unless --freeze_attn=False etc.; universal.py runs sparse / random / full and the
+# architecture ablations through this file:
+#   python universal.py experiments --which=table1 --size=gpu --seeds=0,1,2,3,4
+#   python universal.py init config/universal_dyck1.py --construction=sparse --out=out/u_dyck1.pt
+#   python train.py config/universal_dyck1.py --init_from=out/u_dyck1.pt
+# 1000 batch x 60 tokens = 60,000 tokens/iter, 10,000 iters
+out_dir = 'out/universal_dyck1'
+task = 'dyck1'
+dyck1_min_len = 2
+dyck1_max_len = 60
+variant = 'universal'
+n_layer = 2
+n_head = 4
+head_dim = 24
+n_embd = 1024
+batch_size = 1000
+max_iters = 10000
+learning_rate = 1e-3
+warmup_iters = 50
+weight_decay = 0.01
+eval_interval = 1000

@@ -1,0 +1,21 @@
+# Paper 2 §5 3-hop induction heads, full size (Table 6): UTF with H=2, L=4, d=30, d_in=30 -> m = m̄ = 2280.
+# Only E and U are trained unless --freeze_attn=False etc.; universal.py runs sparse / random / full:
+#   python universal.py experiments --which=table1 --size=gpu --seeds=0,1,2,3,4
+#   python universal.py init config/universal_khop3.py --construction=sparse --out=out/u_khop3.pt
+#   python train.py config/universal_khop3.py --init_from=out/u_khop3.pt
+# 128 batch x 99 tokens = 12,672 tokens/iter, 60000 iters
+out_dir = 'out/universal_khop3'
+task = 'khop'
+khop_k = 3
+n_test = 1000
+variant = 'universal'
+n_layer = 4
+n_head = 2
+head_dim = 30
+n_embd = 2280
+batch_size = 128
+max_iters = 60000
+learning_rate = 1e-4
+warmup_iters = 1000
+weight_decay = 0.01
+eval_interval = 1000

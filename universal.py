@@ -436,7 +436,7 @@ def write_init(cfg, construction, out):
     return model
 
 
-def run_one(config, model, arch, out_dir, extra=(), log=None):
+def run_one(config, model, arch, out_dir, extra=()):
     """One train.py run; returns its final metrics (the last line of out_dir/log.jsonl). Reuses a finished
     run in out_dir. model ∈ MODELS, arch ∈ ARCHS."""
     import json

@@ -183,6 +183,7 @@ def test_flags():
     d = {'lr': 0.1, 'n': 3, 'name': 'x', 'widths': (1, 2)}
     assert sde.parse_flags(['--lr=1', '--name=a=b', '--widths=(4,5)'], d) == {'lr': 1.0, 'n': 3, 'name': 'a=b',
                                                                           'widths': (4, 5)}
+    assert sde.parse_flags(['--name=123', '--widths=7'], d)['name'] == '123'
     with pytest.raises(SystemExit, match='unknown flag --foo'):
         sde.parse_flags(['--foo=1'], d)
     with pytest.raises(SystemExit, match='wants a int'):

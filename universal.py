@@ -13,8 +13,9 @@ E plays the role of a program. This file
 
     python universal.py verify --H=2 --L=3 --construction=looped --causal=True
     python universal.py dims
-    python universal.py init --construction=sparse --H=4 --L=2 --d=24 --d_in=4 --out=out/u.pt
-    python universal.py experiments --which=table1 --size=cpu
+    python universal.py init config/universal_dyck1.py --construction=sparse --out=out/u.pt
+    python train.py config/universal_dyck1.py --init_from=out/u.pt          # trains only E and U
+    python universal.py experiments --which=table1 --size=cpu --jobs=2     # table1 | table2 | msweep
 
 Conventions: rows are tokens (X is n×d_in), as in the paper; every construction is float64.
 """
@@ -674,6 +675,9 @@ def cmd_experiments(args):
     json.dump(results, open(path, 'w'), indent=1)
     cpu = [r['cpu_s'] for r in results.values() if 'cpu_s' in r]
     print(f"wrote {path}; {len(runs)} runs, train.py CPU time {sum(cpu):.0f} s over the {len(cpu)} runs that recorded it")
+    if o['which'] == 'msweep':
+        plot_msweep(results, f"assets/universal_msweep_{o['size']}.png")
+        print(f"wrote assets/universal_msweep_{o['size']}.png")
     print(results_table(o['which'], results))
 
 

@@ -269,7 +269,7 @@ class GPT(nn.Module):
         if targets is None:
             return self.lm_head(x[:, [-1], :]), None
         logits = self.lm_head(x)
-        loss = F.cross_entropy(logits.float().view(-1, logits.size(-1)), targets.view(-1), ignore_index=-1)
+        loss = F.cross_entropy(logits.float().flatten(0, 1), targets.reshape(-1), ignore_index=-1)
         return logits, loss
 
     def configure_optimizers(self, weight_decay, learning_rate, betas, device_type):

@@ -41,12 +41,15 @@ class Task:
             idx = rng.integers(0, len(self.train[0]), n)
             return self.train[0][idx], self.train[1][idx]
         xs, ys, have = [], [], 0
-        while have < n:
+        for _ in range(100):
             x, y = self.sample(rng, n - have)
             keep = np.array([bytes(row) not in self._test_rows for row in x])
             xs.append(x[keep]), ys.append(y[keep])
             have += int(keep.sum())
-        return np.concatenate(xs), np.concatenate(ys)
+            if have == n:
+                return np.concatenate(xs), np.concatenate(ys)
+        raise ValueError(f"{self.name}: the test set covers nearly every possible example, so fresh samples are "
+                         f"almost all test examples; use a larger task or fixed_train=True")
 
     def eval_set(self):
         """(x, y) the metric is reported on: the test set (the training set for memorization)."""
@@ -70,12 +73,15 @@ class Task:
 
 def split_fixed(rng, sample, n_train, n_test):
     """Draw n_train + n_test distinct examples and split them: a fixed training set and a disjoint test set."""
-    x, y = sample(rng, int(1.2 * (n_train + n_test)) + 16)
-    _, first = np.unique(x, axis=0, return_index=True)
-    first = np.sort(first)
-    if len(first) < n_train + n_test:
-        raise ValueError(f"could only draw {len(first)} distinct examples, need {n_train + n_test}")
-    idx = rng.permutation(first)[:n_train + n_test]
+    n = n_train + n_test
+    for factor in (1.2, 2, 4, 8):              # small example spaces repeat themselves: draw more
+        x, y = sample(rng, int(factor * n) + 16)
+        _, first = np.unique(x, axis=0, return_index=True)
+        if len(first) >= n:
+            break
+    else:
+        raise ValueError(f"could only draw {len(first)} distinct examples, need {n_train} + {n_test}")
+    idx = rng.permutation(np.sort(first))[:n]
     return (x[idx[n_train:]], y[idx[n_train:]]), (x[idx[:n_train]], y[idx[:n_train]])
 
 

@@ -1,0 +1,153 @@
+"""model.py: variants freeze what they claim, MixiT's mixing is what eq. 2.3 says, every variant is causal,
+and the parameter counts reproduce paper 1's Table 4."""
+
+import pytest
+import torch
+
+from model import GPT, GPTConfig
+
+PAPER1 = ('standard', 'frozen_qk', 'frozen_mlp', 'mixit')
+ALL = PAPER1 + ('random', 'universal')
+
+
+def tiny(variant, **kw):
+    torch.manual_seed(0)
+    args = dict(vocab_size=11, block_size=12, n_layer=2, n_head=2, n_embd=16, variant=variant, bias=True)
+    args.update(kw)
+    return GPT(GPTConfig(**args))
+
+
+@pytest.mark.parametrize('variant, counts', [
+    ('standard', 790_400), ('frozen_mlp', 394_880), ('frozen_qk', 724_352), ('mixit', 724_736)])
+def test_table4_parameter_counts(variant, counts):
+    # paper 1, Table 4: n=128, L=2, 4 heads, V=1024, biases, untied head, MixiT position embedding of length 3
+    model = GPT(GPTConfig(n_embd=128, n_layer=2, n_head=4, vocab_size=1024, bias=True, block_size=3, variant=variant))
+    assert model.num_params()[0] == counts
+
+
+def trainable_groups(model):
+    """The set of module kinds that hold trainable parameters."""
+    kinds = set()
+    for name, p in model.named_parameters():
+        if p.requires_grad:
+            for kind in ('wte', 'wpe', 'lm_head', 'c_q', 'c_k', 'c_v', 'attn.c_proj', 'mlp', 'ln'):
+                if kind in name:
+                    kinds.add(kind)
+    return kinds
+
+
+@pytest.mark.parametrize('variant, expected', [
+    ('standard', {'wte', 'lm_head', 'c_q', 'c_k', 'c_v', 'attn.c_proj', 'mlp', 'ln'}),
+    ('frozen_qk', {'wte', 'lm_head', 'c_v', 'attn.c_proj', 'mlp', 'ln'}),
+    ('frozen_mlp', {'wte', 'lm_head', 'c_q', 'c_k', 'c_v', 'attn.c_proj', 'ln'}),
+    ('mixit', {'wte', 'wpe', 'lm_head', 'c_v', 'attn.c_proj', 'mlp', 'ln'}),
+    ('random', {'wte', 'wpe', 'lm_head'}),
+    ('universal', {'wte', 'lm_head'}),
+])
+def test_gradients_reach_exactly_the_trainable_parameters(variant, expected):
+    model = tiny(variant)
+    assert trainable_groups(model) == expected
+    x = torch.randint(0, 11, (3, 12))
+    model(x, x)[1].backward()
+    for name, p in model.named_parameters():
+        if p.requires_grad:
+            assert p.grad is not None and p.grad.abs().sum() > 0, name
+        else:
+            assert p.grad is None, name
+
+
+@pytest.mark.parametrize('variant', ALL)
+def test_frozen_parameters_unchanged_by_optimizer(variant):
+    model = tiny(variant)
+    before = {n: p.detach().clone() for n, p in model.named_parameters()}
+    opt = model.configure_optimizers(0.1, 1e-2, (0.9, 0.95), 'cpu')
+    in_optimizer = {id(p) for g in opt.param_groups for p in g['params']}
+    for _ in range(3):
+        x = torch.randint(0, 11, (4, 12))
+        model(x, x)[1].backward()
+        opt.step()
+        opt.zero_grad()
+    for name, p in model.named_parameters():
+        assert (id(p) in in_optimizer) == p.requires_grad, name
+        changed = not torch.equal(before[name], p)
+        assert changed == p.requires_grad, name
+
+
+def test_mixit_has_no_query_key_and_static_buffers():
+    model = tiny('mixit')
+    names = [n for n, _ in model.named_parameters()]
+    assert not any('c_q' in n or 'c_k' in n for n in names)
+    assert all('.A' not in n for n in names)
+    assert 'transformer.h.0.attn.A' in dict(model.named_buffers())
+    assert 'transformer.h.0.attn.A' not in model.state_dict()      # regenerated from mixit_seed
+    again = tiny('mixit')
+    assert torch.equal(model.transformer.h[1].attn.A, again.transformer.h[1].attn.A)
+
+
+@pytest.mark.parametrize('scale', ['code', 'paper'])
+@pytest.mark.parametrize('sink', [True, False])
+def test_mixit_rows_sum_to_one_and_are_causal(scale, sink):
+    model = tiny('mixit', n_head=4, block_size=32, mixit_scale=scale, mixit_sink_head=sink)
+    for block in model.transformer.h:
+        A = block.attn.A
+        assert A.shape == (4, 32, 32)
+        torch.testing.assert_close(A.sum(-1), torch.ones(4, 32), atol=1e-5, rtol=0)
+        assert torch.all(A.triu(1) == 0)
+        assert not torch.allclose(A[1], torch.eye(32))           # random, not the identity
+    if sink:
+        S = model.transformer.h[0].attn.A[0]
+        expected = 0.5 * torch.eye(32)
+        expected[:, 0] += 0.5
+        assert torch.equal(S, expected)
+
+
+def test_mixit_scale_paper_variance():
+    # off-diagonal causal entries are sigma (M_ij - c_i) with sigma = 1/sqrt(n m): variance ~ 1/(n m)
+    model = tiny('mixit', n_head=8, n_embd=64, block_size=64, mixit_scale='paper', mixit_sink_head=False)
+    A = model.transformer.h[0].attn.A
+    lower = torch.tril(torch.ones(64, 64, dtype=torch.bool), -1)
+    lower[:16] = False                                           # rows with a long causal support
+    var = A[:, lower].var().item() * 64 * 64
+    assert 0.8 < var < 1.2
+
+
+@pytest.mark.parametrize('variant', ALL)
+def test_causality(variant):
+    model = tiny(variant).eval()
+    x = torch.randint(0, 11, (2, 12))
+    y = x.clone()
+    y[:, 7:] = (y[:, 7:] + 1 + torch.randint(0, 9, (2, 5))) % 11   # change every token after position 6
+    with torch.no_grad():
+        a, _ = model(x, x)
+        b, _ = model(y, y)
+    torch.testing.assert_close(a[:, :7], b[:, :7], atol=1e-6, rtol=1e-6)
+    assert not torch.allclose(a[:, 7:], b[:, 7:])
+
+
+def test_mixit_short_sequence_uses_top_left_block():
+    model = tiny('mixit').eval()
+    x = torch.randint(0, 11, (2, 12))
+    with torch.no_grad():
+        full, _ = model(x, x)
+        short, _ = model(x[:, :5], x[:, :5])
+    torch.testing.assert_close(full[:, :5], short, atol=1e-6, rtol=1e-6)
+
+
+def test_universal_flags_and_looped():
+    model = tiny('universal', head_dim=3, looped=True, n_layer=3)
+    assert len(model.transformer.h) == 1
+    attn = model.transformer.h[0].attn
+    assert attn.c_proj is None and attn.scale == 1.0
+    assert attn.c_q.weight.shape == (2 * 3, 16) and attn.c_v.weight.shape == (2 * 16, 16)
+    assert model.transformer.h[0].mlp is None
+    bound = 1 / 16 ** 0.5                                           # PyTorch Linear default init
+    assert attn.c_v.weight.abs().max() <= bound
+
+
+def test_bad_flags_raise_clear_errors():
+    with pytest.raises(ValueError, match='unknown variant'):
+        GPTConfig(variant='mixiT')
+    with pytest.raises(ValueError, match='norm'):
+        GPTConfig(norm='batch')
+    with pytest.raises(ValueError, match='block_size'):
+        tiny('standard')(torch.zeros(1, 13, dtype=torch.long))

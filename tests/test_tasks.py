@@ -1,0 +1,143 @@
+"""tasks.py: every example agrees with a brute-force solver written from the task's definition, test sets
+are fixed and disjoint from training, and the metrics count what they claim."""
+
+import numpy as np
+import pytest
+
+import tasks
+
+
+def examples(task, n=300, seed=1):
+    return task.get_batch(n, np.random.default_rng(seed))
+
+
+def test_decimal_addition_against_integer_arithmetic():
+    task = tasks.make_task('decimal_addition', n_test=50)
+    x, y = examples(task)
+    for xi, yi in zip(x, y):
+        toks = list(xi) + [tasks.EOS]
+        plus, eq = toks.index(tasks.PLUS), toks.index(tasks.EQUALS)
+        a = int(''.join(map(str, toks[:plus]))[::-1])
+        b = int(''.join(map(str, toks[plus + 1:eq]))[::-1])
+        assert 10 ** 9 <= a < 10 ** 10 and 10 ** 9 <= b < 10 ** 10
+        scored = [int(t) for t in yi if t >= 0]
+        assert int(''.join(map(str, scored))[::-1]) == a + b and len(scored) == 11
+        assert all(yi[t] == toks[t + 1] for t in range(len(yi)) if yi[t] >= 0)   # next-token targets
+
+
+def test_retrieval_against_dictionary_lookup():
+    task = tasks.make_task('retrieval', n_test=50, vocab_size=64, m_max=8)
+    x, y = examples(task)
+    for xi, yi in zip(x, y):
+        (q,) = np.nonzero(yi >= 0)[0]
+        keys, values = list(xi[:q:2]), list(xi[1:q:2])
+        assert 1 <= len(keys) <= 8 and len(set(keys)) == len(keys)
+        assert all(32 <= k < 64 for k in keys) and all(1 <= v < 32 for v in values)
+        assert yi[q] == dict(zip(keys, values))[xi[q]]
+        assert np.all(xi[q + 1:] == 0)
+
+
+def brute_force_hop(s, k):
+    """hop_k for every position, straight from the definition (Sanford et al. 2024)."""
+    out = []
+    for i in range(len(s)):
+        src, ok = i, True
+        for _ in range(k):
+            earlier = [j for j in range(src) if s[j] == s[src]]
+            if not earlier:
+                ok = False
+                break
+            src = earlier[-1] + 1
+        out.append(s[src] if ok else None)
+    return out
+
+
+@pytest.mark.parametrize('k', [-1, 0, 1, 3])
+def test_khop_against_brute_force(k):
+    task = tasks.make_task('khop', n_test=10, k=k)
+    x, y = examples(task, n=20)
+    assert x.shape == y.shape == (20, 99)
+    for xi, yi in zip(x, y):
+        kk, s = xi[0], list(xi[1:] - tasks.KHOP_CHARS)
+        assert (kk == k) if k >= 0 else 0 <= kk <= 16
+        assert all(0 <= c < 4 for c in s) and all(a != b for a, b in zip(s, s[1:]))
+        expect = [tasks.KHOP_DNE if h is None else h + tasks.KHOP_CHARS for h in brute_force_hop(s, kk)]
+        assert yi[0] == tasks.KHOP_BLANK and list(yi[1:]) == expect
+
+
+def test_khop_metric_ignores_blank_and_missing():
+    task = tasks.make_task('khop', n_test=10, k=2)
+    x, y = examples(task, n=5)
+    counts = task.score(y, y)['acc']
+    real = ((y >= tasks.KHOP_CHARS) & (y < tasks.KHOP_CHARS + 4)).sum()
+    assert counts == (real, real) and real < (y >= 0).sum()
+
+
+@pytest.mark.parametrize('lo, hi', [(40, 40), (2, 60)])
+def test_dyck1_labels_against_stack_checker(lo, hi):
+    task = tasks.make_task('dyck1', n_test=50, min_len=lo, max_len=hi)
+    x, y = examples(task, n=400)
+    labels = []
+    for xi, yi in zip(x, y):
+        (last,) = np.nonzero(yi >= 0)[0]
+        assert lo <= last + 1 <= hi and (last + 1) % 2 == 0
+        depth, ok = 0, True
+        for c in xi[:last + 1]:
+            depth += 1 if c == tasks.OPEN else -1
+            ok &= depth >= 0
+        balanced = ok and depth == 0
+        assert yi[last] == (tasks.BALANCED if balanced else tasks.UNBALANCED)
+        labels.append(balanced)
+    assert 0.4 < np.mean(labels) < 0.6
+    # negatives include near misses: unbalanced strings whose counts of '(' and ')' are equal
+    near = [(xi[:np.nonzero(yi >= 0)[0][0] + 1] == tasks.OPEN).mean() == 0.5 for xi, yi in zip(x, y)]
+    assert sum(n and not b for n, b in zip(near, labels)) > 20
+
+
+def test_modular_addition():
+    task = tasks.make_task('modular_addition', p=599)
+    (xt, yt), (xr, yr) = task.test, task.train
+    assert len(xt) == 4000 and len(xr) == 40000
+    pairs = lambda x: set(map(tuple, x[:, :2]))
+    assert not pairs(xt) & pairs(xr) and len(pairs(xr)) == 40000
+    assert np.all(yr[:, 2] == (xr[:, 0] + xr[:, 1]) % 599) and np.all(xr.min() >= 1) and np.all(xr[:, :2] <= 599)
+    code = tasks.make_task('modular_addition', p=11, all_pairs=True)
+    assert len(code.train[0]) + len(code.test[0]) == 121
+
+
+def test_memorization_scores_training_set():
+    task = tasks.make_task('memorization', n_keys=16)
+    x, y = task.eval_set()
+    assert len(x) == 256 and len(set(map(tuple, x))) == 256
+    assert np.all(x[:, 1] >= 16) and np.all((0 <= y[:, 1]) & (y[:, 1] < 16))
+    assert tasks.bits_per_parameter(1.0, 512, 790_400) == pytest.approx(2.985, abs=1e-3)   # Table 4, standard
+
+
+@pytest.mark.parametrize('name, kw', [('retrieval', dict(vocab_size=32, m_max=4)), ('dyck1', dict(min_len=4, max_len=20)),
+                                      ('decimal_addition', dict(n_digits=3)), ('khop', dict(k=1, length=10))])
+def test_test_set_fixed_and_never_trained_on(name, kw):
+    a, b = tasks.make_task(name, seed=3, **kw), tasks.make_task(name, seed=3, **kw)
+    assert np.array_equal(a.test[0], b.test[0])
+    test_rows = set(map(bytes, a.test[0]))
+    x, _ = a.get_batch(2000, np.random.default_rng(0))
+    assert not any(bytes(r) in test_rows for r in x)
+    fixed = tasks.make_task(name, seed=3, fixed_train=True, n_train=300, n_test=100, **kw)
+    assert len(fixed.train[0]) == 300 and not set(map(bytes, fixed.train[0])) & set(map(bytes, fixed.test[0]))
+
+
+def test_exact_match_metric():
+    task = tasks.make_task('decimal_addition', n_test=10)
+    x, y = examples(task, n=4)
+    pred = np.where(y >= 0, y, 0)
+    pred[0, np.nonzero(y[0] >= 0)[0][3]] += 1                    # one wrong digit in one sum
+    s = task.score(pred, y)
+    assert s['exact'] == (3, 4) and s['acc'] == (43, 44)
+
+
+def test_bad_task_settings_raise():
+    with pytest.raises(ValueError, match='unknown task'):
+        tasks.make_task('retreival')
+    with pytest.raises(ValueError, match='m_max'):
+        tasks.make_task('retrieval', vocab_size=16, m_max=9)
+    with pytest.raises(ValueError, match='retrieval'):
+        tasks.make_task('retrieval', m_maxx=3)

@@ -16,15 +16,16 @@ d/n -> tau_bar, its upper triangle (a vector of p = m(m+1)/2 entries) follows
     C(u, v) = <u, v>/m - mean(u) mean(v)                       (Phi_.b is column b of Phi)
 
 The drift acts on the diagonal only; it is zero when all entries of Phi are equal (perfectly correlated,
-equal-norm tokens) and positive otherwise, which pushes the tokens apart: no rank collapse.
+equal-norm tokens) and positive otherwise, which keeps the tokens from collapsing onto one direction.
 
     python sde.py check [--key=value ...]
 
-runs SPEC §5's checks: (a) one layer from a given Phi, Monte Carlo mean of n*dPhi against the drift and
-covariance of sqrt(n)*dPhi (= covariance of n*dPhi, over n) against Sigma_V + Sigma_M (z-scores); (b) the law of the token correlation, of Tr Phi/m and of
-log(lambda_min/Tr Phi) at depth d = tau_bar*n from the width-n chain against Euler paths of the SDE, with a
-Kolmogorov-Smirnov distance that should shrink as n grows; (c) token correlation against depth for an attention-only stack
-with standard softmax attention versus MixiT (rank collapse for one, not the other). Results go to
+runs SPEC §5's checks: (a) one layer from a given Phi, Monte Carlo mean of n*dPhi against the drift,
+and covariance of sqrt(n)*dPhi (= covariance of n*dPhi, over n) against Sigma_V + Sigma_M, as z-scores;
+(b) the law of the token correlation, of Tr Phi/m and of log(lambda_min/Tr Phi) at depth d = tau_bar*n
+from the width-n chain against Euler paths of the SDE, with a Kolmogorov-Smirnov distance that should
+shrink as n grows; (c) token correlation against depth for attention-only stacks with standard softmax
+attention versus MixiT (rank collapse for one, not the other). Results go to
 out_dir/results.json and PNGs; a table is printed last; the exit status is 1 when a check fails.
 """
 import ast
@@ -42,6 +43,7 @@ from tqdm import tqdm
 checks = 'abc'           # which checks to run
 seed = 1337
 out_dir = 'out/sde'
+num_threads = 1          # torch threads: the work is batches of tiny matrices, where more threads only cost
 z_max = 4.0              # check (a) fails when any |z| reaches this
 # check (a): one layer from PHI0. E[n dPhi] = drift exactly at every width, and its Monte Carlo error grows
 # like sqrt(n), so the mean is checked at a small width; Cov[sqrt(n) dPhi] = Sigma_V + Sigma_M + O(1/n), so
@@ -540,16 +542,19 @@ def plot_c(path, curves, n, m):
 def main(argv):
     if not argv or argv[0] != 'check':
         raise SystemExit("usage: python sde.py check [--key=value ...]")
-    defaults = {k: globals()[k] for k in ('checks', 'seed', 'out_dir', 'z_max', 'n_drift', 'n_onestep', 'samples_onestep',
+    defaults = {k: globals()[k] for k in ('checks', 'seed', 'out_dir', 'num_threads', 'z_max', 'n_drift', 'n_onestep', 'samples_onestep',
                                           'widths', 'taus', 'draws', 'sde_scheme', 'sde_steps', 'ks_alpha', 'n_collapse',
                                           'm_collapse', 'depth_collapse', 'draws_collapse')}
     cfg = parse_flags(argv[1:], defaults)
+    if not set(cfg['checks']) & set('abc'):
+        raise SystemExit(f"sde.py: --checks must name some of a, b, c, got {cfg['checks']!r}")
+    torch.set_num_threads(cfg['num_threads'])
     import matplotlib
     matplotlib.use('Agg')
     os.makedirs(cfg['out_dir'], exist_ok=True)
     res, rows, ok = {'config': cfg}, [], True
     if 'a' in cfg['checks']:
-        X, mu, Sigma, mean, cov, ok_a = check_a(cfg, res, rows)
+        _, mu, Sigma, mean, cov, ok_a = check_a(cfg, res, rows)
         plot_a(os.path.join(cfg['out_dir'], 'sde_onestep.png'), mu, mean, Sigma, cov, cfg['n_drift'],
                cfg['n_onestep'], cfg['samples_onestep'])
         ok &= ok_a

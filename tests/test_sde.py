@@ -11,6 +11,15 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..'))
 import sde  # noqa: E402
 
 
+@pytest.fixture(autouse=True, scope='module')
+def one_thread():
+    # batches of tiny matrices: intra-op threads only add overhead, and a lot of it on a loaded machine
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
 def random_Phi(B, m, seed):
     g = torch.Generator().manual_seed(seed)
     h = torch.randn(B, 3 * m, m, generator=g, dtype=torch.float64) * torch.rand(B, 1, m, generator=g, dtype=torch.float64)

@@ -1,0 +1,20 @@
+# Modular addition, p = 599 (paper 1, Table 3 shape) at CPU scale, variant frozen_mlp.
+# python train.py config/cpu/modular_addition_frozen_mlp.py
+# 256 sequences/iter x 3 tokens, one process (torchrun splits the same batch).
+
+task = 'modular_addition'
+modular_addition_p = 599
+variant = 'frozen_mlp'
+n_layer = 2
+n_embd = 128
+n_head = 8
+learning_rate = 3e-3
+weight_decay = 0.1
+batch_size = 256
+max_iters = 5000
+warmup_iters = 100
+eval_interval = 500
+log_interval = 100
+dtype = 'float32'
+compile = False
+out_dir = 'out/cpu/modular_addition_frozen_mlp'

@@ -594,6 +594,8 @@ def cmd_verify(args):
                                tol=1e-9))
     if o['construction'] not in CONSTRUCTIONS:
         sys.exit(f"error: --construction must be one of {'|'.join(CONSTRUCTIONS)}, got {o['construction']!r}")
+    if min(o['H'], o['L'], o['d'], o['d_in'], o['n']) < 1 or o['m'] < 0:
+        sys.exit("error: --H, --L, --d, --d_in and --n must be >= 1 (and --m >= 0, 0 = the smallest that works)")
     W = random_target(o['H'], o['L'], o['d_in'], o['d'], seed=o['seed'])
     try:
         R, E, info = construct(o['construction'], W, m=o['m'] or None, seed=o['seed'] + 1)

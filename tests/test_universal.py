@@ -142,3 +142,17 @@ def test_training_only_E_and_U_learns_dyck():
     assert loss0 > 1.2 and loss1 < 0.62 < math.log(2)
     assert all(torch.equal(p, frozen[n]) for n, p in gpt.named_parameters() if n in frozen)
     assert set(frozen) >= {'transformer.h.0.attn.c_v.weight', 'transformer.h.1.ln_1.weight'}
+
+
+def test_command_line():
+    """`dims` prints the paper's sizes; `verify` exits 0 when exact, 1 below M, and one line on a bad flag."""
+    import subprocess
+    run = lambda *a: subprocess.run([sys.executable, 'universal.py', *a], capture_output=True, text=True,
+                                    cwd=os.path.join(os.path.dirname(__file__), '..'))
+    out = run('dims').stdout
+    assert all(f' {m} ' in out for m in ('456', '1024', '2280'))
+    assert run('verify', '--construction=looped', '--causal', '--H=2', '--L=2').returncode == 0
+    r = run('verify', '--construction=random', '--m=39')             # M = 52 for the default sizes
+    assert r.returncode == 1 and 'FAIL' in r.stdout
+    r = run('verify', '--heads=2')
+    assert r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1 and 'unknown flag' in r.stderr

@@ -144,15 +144,17 @@ def test_training_only_E_and_U_learns_dyck():
     assert set(frozen) >= {'transformer.h.0.attn.c_v.weight', 'transformer.h.1.ln_1.weight'}
 
 
-def test_command_line():
+def test_command_line(capsys):
     """`dims` prints the paper's sizes; `verify` exits 0 when exact, 1 below M, and one line on a bad flag."""
-    import subprocess
-    run = lambda *a: subprocess.run([sys.executable, 'universal.py', *a], capture_output=True, text=True,
-                                    cwd=os.path.join(os.path.dirname(__file__), '..'))
-    out = run('dims').stdout
+    u.cmd_dims([])
+    out = capsys.readouterr().out
     assert all(f' {m} ' in out for m in ('456', '1024', '2280'))
-    assert run('verify', '--construction=looped', '--causal', '--H=2', '--L=2').returncode == 0
-    r = run('verify', '--construction=random', '--m=39')             # M = 52 for the default sizes
-    assert r.returncode == 1 and 'FAIL' in r.stdout
-    r = run('verify', '--heads=2')
-    assert r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1 and 'unknown flag' in r.stderr
+    for args, code in ((['--construction=looped', '--causal', '--H=2', '--L=2'], 0),
+                       (['--construction=random', '--m=39'], 1)):            # M = 52 for the default sizes
+        with pytest.raises(SystemExit) as e:
+            u.cmd_verify(args)
+        assert e.value.code == code
+    assert 'FAIL' in capsys.readouterr().out
+    with pytest.raises(SystemExit) as e:
+        u.cmd_verify(['--heads=2'])
+    assert str(e.value.code).startswith('error: unknown flag') and '\n' not in str(e.value.code)

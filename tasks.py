@@ -13,6 +13,9 @@ fixed set of the paper's size (`fixed_train=True`). Tasks whose examples form a 
     metrics = task.score(pred, y)          # {'acc': (correct, total), ...}, summable across batches and ranks
 """
 
+import json
+import os
+import sys
 from dataclasses import dataclass
 from typing import Callable
 
@@ -311,8 +314,478 @@ def bits_per_parameter(acc, n_keys, trainable_params):
 
 
 # -----------------------------------------------------------------------------
-# The text tasks ('lm', 'sentiment': data preparation from Hugging Face or local files, GPT-2 BPE through
-# tiktoken, uint16 memmaps) register here as well; see SPEC §2.
+# Text (paper 1, Table 2 language modeling, Table 3 Yelp sentiment): GPT-2 BPE through tiktoken, tokens in
+# uint16 memmaps, as nanoGPT. `python tasks.py prepare <dataset>` writes DATA_DIR/<dataset>/:
+#   meta.json                      tokenizer, vocab_size, eot, and per split its token and document counts
+#   train.bin, test.bin            uint16 token ids; lm: documents concatenated, each followed by <|endoftext|>
+#   train.docs.npy, test.docs.npy  sentiment only: int64 (N, 3) rows (start, end, label) into the .bin
+# Every file is written under a .tmp name and renamed when complete: a file with its final name is finished,
+# and re-running skips it.
+
+DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'data')
+TOKENIZER_ENV = 'TIKTOKEN_GPT2_FILE'    # path to a local gpt2.tiktoken, used instead of tiktoken's download
+GPT2_PAT = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
+HF_DATASETS = {  # name -> (task, Hugging Face path, config, {split: (hf split, first row, end row)}) (SPEC §2)
+    'wikitext103': ('lm', 'Salesforce/wikitext', 'wikitext-103-raw-v1',
+                    {'train': ('train', 0, None), 'test': ('test', 0, None)}),
+    'fineweb_edu': ('lm', 'HuggingFaceFW/fineweb-edu', 'sample-10BT',
+                    {'train': ('train', 0, 2 ** 20), 'test': ('train', 2 ** 20, 2 ** 20 + 2 ** 12)}),
+    'yelp': ('sentiment', 'fancyzhx/yelp_polarity', None, {'train': ('train', 0, None), 'test': ('test', 0, None)}),
+}
+
+
+class DataError(ValueError):
+    """A data preparation or loading problem, reported as one line (no network, unknown dataset, bad file)."""
+
+
+def encoding_from_file(path):
+    """A tiktoken.Encoding built from a local .tiktoken file (lines `base64(token bytes) rank`) with GPT-2's split
+    pattern and <|endoftext|> = the next id: for ../shared/data/tokenizers/gpt2.tiktoken exactly the ids of
+    tiktoken.get_encoding('gpt2'). Raises DataError if the file is missing or malformed."""
+    import tiktoken
+    import tiktoken.load
+    try:
+        ranks = tiktoken.load.load_tiktoken_bpe(path)
+    except FileNotFoundError:
+        raise DataError(f"tokenizer file not found: {path}") from None
+    except Exception as e:
+        raise DataError(f"{path} is not a .tiktoken file (base64 token and rank per line): {type(e).__name__}") from None
+    if sorted(ranks.values()) != list(range(len(ranks))):
+        raise DataError(f"{path}: token ranks are not 0..{len(ranks) - 1}")
+    try:
+        from tiktoken_ext.openai_public import r50k_pat_str as pattern   # the installed tiktoken's own gpt2 pattern
+    except ImportError:
+        pattern = GPT2_PAT
+    name = os.path.splitext(os.path.basename(path))[0]
+    return tiktoken.Encoding(name, pat_str=pattern, mergeable_ranks=ranks,
+                             special_tokens={'<|endoftext|>': len(ranks)})
+
+
+def gpt2_encoding(path=None):
+    """GPT-2 BPE: from the local .tiktoken file `path` (or $TIKTOKEN_GPT2_FILE) if given, else
+    tiktoken.get_encoding('gpt2'), which downloads the vocabulary on first use. Raises DataError."""
+    path = path or os.environ.get(TOKENIZER_ENV)
+    if path:
+        return encoding_from_file(path)
+    import tiktoken
+    try:
+        return tiktoken.get_encoding('gpt2')
+    except Exception as e:
+        raise DataError(f"tiktoken could not load GPT-2 BPE ({type(e).__name__}, no network?); pass "
+                        f"--tokenizer=path/to/gpt2.tiktoken or set {TOKENIZER_ENV}") from None
+
+
+def exact_cut(s, i):
+    """The last position <= i where s can be cut without changing its GPT-2 encoding: right after a newline that
+    the pre-tokenizer always ends a token with (a newline after a non-blank character and before a letter or
+    digit, or before ' ' + letter or digit). 0 if there is none."""
+    while (i := s.rfind('\n', 0, i)) > 0:
+        a, b = s[i + 1:i + 2], s[i + 2:i + 3]
+        if (a.isalnum() and not s[i - 1].isspace()) or (a == ' ' and b.isalnum()):
+            return i + 1
+    return 0
+
+
+def exact_pieces(parts, size=1 << 18):
+    """Concatenate the strings `parts` and cut the text into pieces of about `size` characters at exact_cut
+    positions, so that encoding the pieces one by one (in parallel) gives exactly the ids of encoding the whole
+    text. Yields strings."""
+    buf, n = [], 0
+    for part in parts:
+        buf.append(part)
+        n += len(part)
+        if n >= size:
+            s = ''.join(buf)
+            cut = exact_cut(s, len(s))
+            if cut:
+                yield s[:cut]
+            buf, n = [s[cut:]], len(s) - cut
+    if n:
+        yield ''.join(buf)
+
+
+def encode_parallel(enc, items, num_proc, total=None, desc=''):
+    """Encode (text, tag) items with tiktoken in num_proc threads (its Rust core runs without the GIL), in
+    order. Yields (ids list, tag); a tqdm bar counts characters (of `total` when known)."""
+    from tqdm import tqdm
+    bar = tqdm(total=total, unit='char', unit_scale=True, desc=desc, dynamic_ncols=True)
+    batch = []
+
+    def flush():
+        ids = enc.encode_ordinary_batch([t for t, _ in batch], num_threads=num_proc)
+        bar.update(sum(len(t) for t, _ in batch))
+        return zip(ids, [tag for _, tag in batch])
+
+    chars = 0
+    for item in items:
+        batch.append(item)
+        chars += len(item[0])
+        if len(batch) >= 256 * num_proc or chars >= num_proc << 20:
+            yield from flush()
+            batch, chars = [], 0
+    if batch:
+        yield from flush()
+    bar.close()
+
+
+def _finish(tmp_paths):
+    """Rename finished .tmp files to their final names, the .bin last (its presence marks the split done)."""
+    for tmp in sorted(tmp_paths, key=lambda p: p.endswith('.bin.tmp')):
+        os.replace(tmp, tmp[:-len('.tmp')])
+
+
+def write_lm_split(path, docs, enc, num_proc=1, total=None):
+    """Tokenize documents into a uint16 token file `path`, each followed by <|endoftext|>. docs: an iterable of
+    documents, each an iterable of text parts (a file's text, a dataset row, or the rows of a whole split).
+    Returns (tokens, documents) written. Writes path + '.tmp' and renames it when complete."""
+    if enc.n_vocab > 2 ** 16:
+        raise DataError(f"vocabulary of {enc.n_vocab} does not fit uint16 token files")
+
+    def items():
+        for d, parts in enumerate(docs):
+            pieces = exact_pieces(parts)
+            prev = next(pieces, '')
+            for piece in pieces:
+                yield prev, None
+                prev = piece
+            yield prev, d                                  # the document's last piece carries its index
+
+    n_tokens = n_docs = 0
+    with open(path + '.tmp', 'wb') as f:
+        for ids, end in encode_parallel(enc, items(), num_proc, total, os.path.basename(path)):
+            if end is not None:
+                ids, n_docs = ids + [enc.eot_token], n_docs + 1
+            np.asarray(ids, dtype=np.uint16).tofile(f)
+            n_tokens += len(ids)
+    _finish([path + '.tmp'])
+    return n_tokens, n_docs
+
+
+def write_sentiment_split(path, examples, enc, num_proc=1, total=None):
+    """Tokenize labelled texts: ids into the uint16 file `path` (no separators), and (start, end, label) per
+    text into path without '.bin' + '.docs.npy'. examples: iterable of (text, label int). Returns (tokens, texts)."""
+    if enc.n_vocab > 2 ** 16:
+        raise DataError(f"vocabulary of {enc.n_vocab} does not fit uint16 token files")
+    docs, n = [], 0
+    with open(path + '.tmp', 'wb') as f:
+        for ids, label in encode_parallel(enc, examples, num_proc, total, os.path.basename(path)):
+            if not ids:
+                continue                                   # an empty text has no last token to classify from
+            np.asarray(ids, dtype=np.uint16).tofile(f)
+            docs.append((n, n + len(ids), label))
+            n += len(ids)
+    index = path[:-len('.bin')] + '.docs.npy'
+    with open(index + '.tmp', 'wb') as f:
+        np.save(f, np.array(docs, dtype=np.int64).reshape(-1, 3))
+    _finish([index + '.tmp', path + '.tmp'])
+    return n, len(docs)
+
+
+# ---- sources: Hugging Face datasets, or local files
+
+def read_text(path):
+    """A local file's text: plain, .xz, .gz or .bz2 compressed, UTF-8. Raises DataError."""
+    import bz2, gzip, lzma
+    opener = {'.xz': lzma.open, '.gz': gzip.open, '.bz2': bz2.open}.get(os.path.splitext(path)[1], open)
+    try:
+        with opener(path, 'rt', encoding='utf-8', newline='') as f:
+            return f.read()
+    except FileNotFoundError:
+        raise DataError(f"input not found: {path}") from None
+    except (UnicodeDecodeError, OSError, EOFError, lzma.LZMAError) as e:
+        raise DataError(f"{path}: not readable UTF-8 text ({type(e).__name__})") from None
+
+
+def list_files(inputs):
+    """The files named by `inputs` (files or folders, searched recursively, in sorted order; files named
+    *readme* in folders skipped). Raises DataError for a missing path or an empty folder."""
+    files = []
+    for p in inputs:
+        if os.path.isdir(p):
+            found = sorted(os.path.join(d, f) for d, _, fs in os.walk(p) for f in fs
+                           if not f.startswith('.') and 'readme' not in f.lower())
+            if not found:
+                raise DataError(f"no files in folder {p}")
+            files += found
+        elif os.path.isfile(p):
+            files.append(p)
+        else:
+            raise DataError(f"input not found: {p}")
+    return files
+
+
+def split_of(path):
+    """'test' if the file's name says test, else 'train' (a dev or valid file is training text here)."""
+    return 'test' if 'test' in os.path.basename(path).lower() else 'train'
+
+
+def read_labelled(path):
+    """(text, label) pairs from a local labelled file. Formats (../shared/data):
+    - CSV with a header that has `label` and `text` columns (IMDb: label 0 negative, 1 positive);
+    - a name ending .0 / .1 (optionally compressed): one text per line, label from the name (Yelp sentences);
+    - otherwise `<label> <text>` per line, label an integer (yelp_1k.txt).
+    Raises DataError on a malformed file."""
+    import csv
+    import io
+    text, name = read_text(path), os.path.basename(path)
+    stem = name[:-len(os.path.splitext(name)[1])] if name.endswith(('.xz', '.gz', '.bz2')) else name
+    if '.csv' in name:
+        csv.field_size_limit(2 ** 31 - 1)
+        rows = csv.DictReader(io.StringIO(text, newline=''))
+        if not {'label', 'text'} <= set(rows.fieldnames or ()):
+            raise DataError(f"{path}: a CSV needs 'label' and 'text' columns, has {rows.fieldnames}")
+        try:
+            return [(r['text'], int(r['label'])) for r in rows]
+        except (ValueError, TypeError):
+            raise DataError(f"{path}: a label is not an integer (line {rows.line_num})") from None
+    lines = [line for line in text.splitlines() if line.strip()]
+    if stem.endswith(('.0', '.1')):
+        return [(line, int(stem[-1])) for line in lines]
+    out = []
+    for i, line in enumerate(lines):
+        label, _, t = line.partition(' ')
+        if not label.lstrip('-').isdigit() or not t:
+            raise DataError(f"{path}, line {i + 1}: expected '<label> <text>' (or name the file *.0 / *.1, or a "
+                            f"CSV with label,text columns)")
+        out.append((t, int(label)))
+    return out
+
+
+def hf_rows(path, config, split, lo, hi):
+    """Rows [lo, hi) of a Hugging Face dataset split, streamed (fineweb-edu's sample-10BT is ~27 GB; only the rows
+    used are downloaded). Raises DataError when the hub cannot be reached."""
+    import itertools
+    try:
+        import datasets
+        ds = datasets.load_dataset(path, config, split=split, streaming=True)
+        first = iter(ds)
+        head = next(first)                                 # touch the network here, to fail with a clear message
+    except Exception as e:
+        raise DataError(f"could not load {path} ({config or 'default'}) from the Hugging Face hub "
+                        f"({type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''}); offline, prepare "
+                        f"local files with --input") from None
+    return itertools.islice(itertools.chain([head], first), lo, hi)
+
+
+def prepare(name, inputs=(), test_inputs=(), task=None, tokenizer=None, out_dir=None, num_proc=None,
+            test_fraction=0.0, force=False, enc=None):
+    """Prepare dataset `name` into out_dir (default DATA_DIR/name): from Hugging Face when name is one of
+    HF_DATASETS and no inputs are given, else from local files. task: 'lm' | 'sentiment' (default: the
+    Hugging Face dataset's, else 'lm'). Local files go to the test split when listed in test_inputs, or (without
+    test_inputs) when their name contains 'test'; test_fraction > 0 instead holds out the end of the lm text
+    (or a seeded random fraction of the labelled texts). enc: a tiktoken.Encoding (default gpt2_encoding).
+    Returns the metadata dict. Raises DataError."""
+    inputs, test_inputs = list(inputs), list(test_inputs)
+    if not inputs and name not in HF_DATASETS:
+        raise DataError(f"unknown dataset {name!r}: choose {', '.join(HF_DATASETS)}, or give local files with --input")
+    list_files(inputs + test_inputs)                           # a missing path fails before the tokenizer loads
+    task = task or (HF_DATASETS[name][0] if name in HF_DATASETS else 'lm')
+    if task not in ('lm', 'sentiment'):
+        raise DataError(f"task must be 'lm' or 'sentiment', got {task!r}")
+    out_dir = out_dir or os.path.join(DATA_DIR, name)
+    num_proc = num_proc or os.cpu_count() or 1
+    enc = enc or gpt2_encoding(tokenizer)
+    os.makedirs(out_dir, exist_ok=True)
+    meta_path = os.path.join(out_dir, 'meta.json')
+    meta = json.load(open(meta_path)) if os.path.isfile(meta_path) and not force else {}
+    source = (HF_DATASETS[name][1:3] if not inputs else
+              {'train': [os.path.abspath(p) for p in inputs], 'test': [os.path.abspath(p) for p in test_inputs]})
+    source = json.loads(json.dumps(source))                  # as it reads back from meta.json
+    if meta and (meta.get('task'), meta.get('source'), meta.get('vocab_size')) != (task, source, enc.n_vocab):
+        raise DataError(f"{out_dir} holds {meta.get('task')} data prepared from {meta.get('source')}; "
+                        f"pass --force to replace it, or choose another --out_dir")
+    meta.update(task=task, source=source, tokenizer=enc.name, vocab_size=enc.n_vocab, eot=enc.eot_token,
+                dtype='uint16', splits=meta.get('splits', {}))
+
+    if inputs:                                               # local files: read them all first (they are small)
+        files = {'train': list_files(inputs), 'test': list_files(test_inputs)}
+        if not test_inputs:
+            files = {s: [f for f in files['train'] if split_of(f) == s] for s in ('train', 'test')}
+        if not files['train'] or (not files['test'] and test_fraction <= 0):
+            raise DataError(f"need training and test files: got train {files['train']}, test {files['test']} "
+                            f"(a file named *test* is test text; or pass --test_input=... or --test_fraction=0.1)")
+        if task == 'lm':
+            texts = {s: [read_text(f) for f in fs] for s, fs in files.items()}
+            if test_fraction > 0 and not files['test']:        # hold out the end of the last training file
+                last = texts['train'][-1]
+                cut = exact_cut(last, int(len(last) * (1 - test_fraction))) or int(len(last) * (1 - test_fraction))
+                texts['train'][-1], texts['test'] = last[:cut], [last[cut:]]
+            sources = {s: ([t] for t in ts) for s, ts in texts.items()}
+            totals = {s: sum(map(len, ts)) for s, ts in texts.items()}
+        else:
+            examples = {s: [ex for f in fs for ex in read_labelled(f)] for s, fs in files.items()}
+            if test_fraction > 0 and not files['test']:
+                perm = np.random.default_rng(0).permutation(len(examples['train']))
+                k = int(len(perm) * test_fraction)
+                examples = {'test': [examples['train'][i] for i in perm[:k]],
+                            'train': [examples['train'][i] for i in perm[k:]]}
+            for s, exs in examples.items():
+                labels = sorted({y for _, y in exs})
+                if not exs or not labels or labels[0] < 0:
+                    raise DataError(f"{s} split: no labelled texts, or a negative label ({labels[:3]})")
+            sources, totals = examples, {s: sum(len(t) for t, _ in exs) for s, exs in examples.items()}
+    else:
+        _, hf_path, config, splits = HF_DATASETS[name]
+        sources, totals = {}, {}
+        for s, (hf_split, lo, hi) in splits.items():
+            rows = lambda hf_split=hf_split, lo=lo, hi=hi: hf_rows(hf_path, config, hf_split, lo, hi)
+            if task == 'sentiment':
+                sources[s] = lambda rows=rows: ((r['text'], int(r['label'])) for r in rows())
+            elif name == 'wikitext103':                        # a split is one text, its rows are lines
+                sources[s] = lambda rows=rows: [(r['text'] for r in rows())]
+            else:                                              # fineweb-edu: a row is a document
+                sources[s] = lambda rows=rows: ([r['text']] for r in rows())
+            totals[s] = None
+
+    for s in ('train', 'test'):
+        path = os.path.join(out_dir, f'{s}.bin')
+        done = os.path.isfile(path) and s in meta['splits'] and not force
+        if task == 'sentiment':
+            done = done and os.path.isfile(os.path.join(out_dir, f'{s}.docs.npy'))
+        if done:
+            print(f"{path}: done already ({meta['splits'][s]['tokens']:,} tokens), skipped")
+            continue
+        src = sources[s]() if callable(sources[s]) else sources[s]
+        writer = write_lm_split if task == 'lm' else write_sentiment_split
+        n_tokens, n_docs = writer(path, src, enc, num_proc, totals[s])
+        meta['splits'][s] = dict(tokens=n_tokens, documents=n_docs)
+        with open(meta_path + '.tmp', 'w') as f:
+            json.dump(meta, f, indent=1)
+        os.replace(meta_path + '.tmp', meta_path)
+        print(f"{path}: {n_tokens:,} tokens, {n_docs:,} {'documents' if task == 'lm' else 'texts'}")
+    return meta
+
+
+# ---- the tasks
+
+def load_prepared(data_dir, task):
+    """meta.json of a prepared dataset, checked to be of `task`. Raises DataError with the command to run."""
+    meta_path = os.path.join(data_dir, 'meta.json')
+    name = os.path.basename(os.path.normpath(data_dir))
+    if not os.path.isfile(meta_path):
+        raise DataError(f"no prepared data in {data_dir}; run: python tasks.py prepare {name} (offline: --input=...)")
+    meta = json.load(open(meta_path))
+    if meta.get('task') != task:
+        raise DataError(f"{data_dir} holds {meta.get('task')} data, not {task}")
+    missing = [s for s in ('train', 'test') if s not in meta['splits'] or
+               not os.path.isfile(os.path.join(data_dir, f'{s}.bin'))]
+    if missing:
+        raise DataError(f"{data_dir}: split {missing[0]} is not prepared; re-run python tasks.py prepare {name}")
+    return meta
+
+
+def compact_ids(arrays, extra=()):
+    """The sorted token ids that occur in `arrays` (uint16 token files) plus `extra`: a compact vocabulary."""
+    seen = np.zeros(2 ** 16, dtype=bool)
+    for a in arrays:
+        for i in range(0, len(a), 1 << 24):
+            seen[np.asarray(a[i:i + (1 << 24)])] = True
+    seen[list(extra)] = True
+    return np.flatnonzero(seen)
+
+
+def lm_token_ids(data_dir, compact_vocab):
+    """(meta, ids) of a prepared lm dataset: ids[k] is the tokenizer id of model token k when compact_vocab,
+    else None (model tokens are tokenizer ids). For decoding a model's samples (sample.py)."""
+    meta = load_prepared(data_dir, 'lm')
+    if not compact_vocab:
+        return meta, None
+    files = [np.memmap(os.path.join(data_dir, f'{s}.bin'), dtype=np.uint16, mode='r') for s in ('train', 'test')]
+    return meta, compact_ids(files, [meta['eot']])
+
+
+def lm(seed=0, fixed_train=False, n_train=None, n_test=0, data_dir=os.path.join(DATA_DIR, 'wikitext103'),
+       block_size=256, compact_vocab=False):
+    """Next-token prediction on a prepared token file (paper 1, Tables 2 and 9). Training: windows of block_size
+    + 1 tokens at uniformly random offsets of train.bin (nanoGPT's get_batch), x the first T, y the last T.
+    Test: one deterministic pass over the whole of test.bin in non-overlapping windows of T inputs, so every
+    test token but the first is predicted exactly once (within its window's context) and val_loss is the test
+    log-perplexity in nats per token; the last window is right-padded with y = -1. n_test > 0 keeps only the
+    first n_test windows (quick looks only). compact_vocab: relabel the ids that occur in train or test to
+    0..K-1, so the output layer has K rather than 50,257 classes (CPU runs; the loss is then over K classes).
+    seed, fixed_train and n_train are accepted for a uniform interface and unused (the corpus is fixed).
+    Raises DataError when the data is not prepared."""
+    meta = load_prepared(data_dir, 'lm')
+    train = np.memmap(os.path.join(data_dir, 'train.bin'), dtype=np.uint16, mode='r')
+    test = np.memmap(os.path.join(data_dir, 'test.bin'), dtype=np.uint16, mode='r')
+    T = block_size
+    if len(train) <= T + 1 or len(test) < 2:
+        raise DataError(f"{data_dir}: {len(train):,} training / {len(test):,} test tokens, too few for "
+                        f"block_size={T}")
+    ids = compact_ids([train, test], [meta['eot']]) if compact_vocab else None   # as lm_token_ids
+    table = np.zeros(2 ** 16, dtype=np.int64)
+    table[ids if ids is not None else np.arange(meta['vocab_size'])] = np.arange(
+        len(ids) if ids is not None else meta['vocab_size'])
+
+    n_win = -(-(len(test) - 1) // T)
+    if n_test:
+        n_win = min(n_win, n_test)
+    n = min(n_win * T, len(test) - 1)
+    x = np.zeros(n_win * T, dtype=np.int64)
+    y = np.full(n_win * T, -1, dtype=np.int64)
+    x[:n], y[:n] = table[test[:n]], table[test[1:n + 1]]
+
+    def sample(rng, n):
+        start = rng.integers(0, len(train) - T - 1, n)
+        w = table[train[start[:, None] + np.arange(T + 1)]]
+        return w[:, :-1], w[:, 1:]
+
+    task = Task('lm', len(ids) if ids is not None else meta['vocab_size'], T, test=(x.reshape(n_win, T),
+                y.reshape(n_win, T)), sample=sample)
+    task.meta, task.token_ids = meta, ids                  # token_ids[k]: the GPT-2 id of compact id k (or None)
+    return task
+
+
+def crop_unscored(x, y):
+    """Drop the trailing positions that no row scores: a causal model's outputs at scored positions do not
+    depend on them (sentiment batches of short texts padded to 256). x, y: (N, T) -> (N, T') arrays."""
+    scored = np.flatnonzero((np.asarray(y) >= 0).any(axis=0))
+    return (x, y) if len(scored) == 0 else (x[:, :scored[-1] + 1], y[:, :scored[-1] + 1])
+
+
+def sentiment(seed=0, fixed_train=False, n_train=None, n_test=0, data_dir=os.path.join(DATA_DIR, 'yelp'),
+              block_size=256, compact_vocab=False):
+    """Text classification (paper 1, Table 3, Yelp polarity): a text's first block_size tokens, right-padded with
+    <|endoftext|>; the target at its last (non-pad) token is the label as a token id (0 negative, 1 positive;
+    every other target -1). Metric: accuracy over the test split (n_test > 0: a seeded random subset of that
+    size). The test set is sorted by length so evaluation batches crop well (crop_unscored). compact_vocab: as
+    lm, with the label ids kept. Training draws texts uniformly from the training split (with replacement).
+    fixed_train and n_train are accepted for a uniform interface and unused. Raises DataError."""
+    meta = load_prepared(data_dir, 'sentiment')
+    split = {}
+    for s in ('train', 'test'):
+        tokens = np.memmap(os.path.join(data_dir, f'{s}.bin'), dtype=np.uint16, mode='r')
+        split[s] = (tokens, np.load(os.path.join(data_dir, f'{s}.docs.npy')))
+    labels = np.unique(np.concatenate([d[:, 2] for _, d in split.values()]))
+    if len(labels) < 2:
+        raise DataError(f"{data_dir}: only label(s) {labels.tolist()}; classification needs two or more")
+    ids = compact_ids([t for t, _ in split.values()], [meta['eot'], *labels]) if compact_vocab else None
+    V = len(ids) if ids is not None else max(meta['vocab_size'], int(labels.max()) + 1)
+    table = np.zeros(2 ** 16, dtype=np.int64)
+    table[ids if ids is not None else np.arange(V)] = np.arange(V)
+    T, pad = block_size, meta['eot']
+
+    def batch(tokens, docs):
+        x = np.full((len(docs), T), table[pad], dtype=np.int64)
+        y = np.full((len(docs), T), -1, dtype=np.int64)
+        for i, (start, end, label) in enumerate(docs):
+            n = min(end - start, T)
+            x[i, :n] = table[tokens[start:start + n]]
+            y[i, n - 1] = table[label]
+        return x, y
+
+    test_tokens, test_docs = split['test']
+    if n_test:
+        test_docs = test_docs[np.sort(np.random.default_rng(seed).permutation(len(test_docs))[:n_test])]
+    test_docs = test_docs[np.argsort(test_docs[:, 1] - test_docs[:, 0], kind='stable')]
+    train_tokens, train_docs = split['train']
+
+    def sample(rng, n):
+        return batch(train_tokens, train_docs[rng.integers(0, len(train_docs), n)])
+
+    task = Task('sentiment', V, T, test=batch(test_tokens, test_docs), sample=sample)
+    task.meta, task.token_ids = meta, ids
+    return task
 
 TASKS = {
     'decimal_addition': decimal_addition,
@@ -321,6 +794,8 @@ TASKS = {
     'dyck1': dyck1,
     'modular_addition': modular_addition,
     'memorization': memorization,
+    'lm': lm,
+    'sentiment': sentiment,
 }
 
 
@@ -333,3 +808,41 @@ def make_task(name, **kwargs):
         return TASKS[name](**kwargs)
     except TypeError as e:  # an unknown keyword
         raise ValueError(f"task {name!r}: {e}") from None
+
+
+def main(argv):
+    """python tasks.py prepare <dataset> [--input=FILES] [--test_input=FILES] [--task=lm|sentiment] ..."""
+    import argparse
+    p = argparse.ArgumentParser(prog='python tasks.py', description='Prepare text data for the lm and sentiment '
+                                'tasks: GPT-2 BPE (tiktoken) into uint16 token files under data/<dataset>/.')
+    sub = p.add_subparsers(dest='command', required=True)
+    q = sub.add_parser('prepare', help='tokenize a dataset: ' + ', '.join(HF_DATASETS) + ', or local files')
+    q.add_argument('dataset', help=f"{', '.join(HF_DATASETS)} (Hugging Face), or any name with --input")
+    q.add_argument('--input', default='', help='comma-separated local files or folders (text for lm; labelled '
+                   'texts for sentiment: IMDb-style CSV, Yelp-sentences *.0/*.1, or "<label> <text>" lines)')
+    q.add_argument('--test_input', default='', help='test files (default: the --input files named *test*)')
+    q.add_argument('--test_fraction', type=float, default=0.0, help='hold out this fraction when no test file')
+    q.add_argument('--task', choices=('lm', 'sentiment'), help="default: the dataset's, else lm")
+    q.add_argument('--tokenizer', default=None, help=f'local gpt2.tiktoken (or set ${TOKENIZER_ENV})')
+    q.add_argument('--out_dir', default=None, help='default: data/<dataset>')
+    q.add_argument('--num_proc', type=int, default=0, help='tokenizer threads (default: all cores)')
+    q.add_argument('--force', action='store_true', help='redo finished splits')
+    a = p.parse_args(argv)
+    split = lambda v: [x for x in v.split(',') if x]
+    try:
+        meta = prepare(a.dataset, split(a.input), split(a.test_input), a.task, a.tokenizer, a.out_dir,
+                       a.num_proc or None, a.test_fraction, a.force)
+    except DataError as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        print("interrupted: finished splits are kept, re-run to do the rest", file=sys.stderr)
+        sys.exit(130)
+    print(f"{a.out_dir or os.path.join(DATA_DIR, a.dataset)} ({meta['task']}, {meta['tokenizer']}, vocabulary "
+          f"{meta['vocab_size']:,}):")
+    for s, v in meta['splits'].items():
+        print(f"  {s:5s} {v['tokens']:>14,} tokens {v['documents']:>10,} {'documents' if meta['task'] == 'lm' else 'texts'}")
+
+
+if __name__ == '__main__':
+    main(sys.argv[1:])

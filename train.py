@@ -56,6 +56,12 @@ modular_addition_p = 599
 modular_addition_all_pairs = False
 decimal_addition_n_digits = 10
 memorization_n_keys = 512
+lm_data_dir = 'data/wikitext103'  # made by: python tasks.py prepare wikitext103 (or prepare <name> --input=files)
+lm_block_size = 256             # training windows and non-overlapping test windows
+lm_compact_vocab = False        # relabel the ids that occur to 0..K-1: a K-way output layer (CPU runs)
+sentiment_data_dir = 'data/yelp'
+sentiment_block_size = 256      # texts truncated / padded to this; the label is the target at the last token
+sentiment_compact_vocab = False
 # ----------------------------------------------------------------------------- model (model.py)
 variant = 'standard'            # standard | frozen_qk | frozen_mlp | mixit | random | universal
 n_layer = 2
@@ -201,9 +207,12 @@ def to_device(a):
     return t.to(device)
 
 
+crop = tasks.crop_unscored if task == 'sentiment' else lambda x, y: (x, y)   # short texts: drop trailing pads
+
+
 def get_batch(rng):
     """This rank's share of one global training batch, as grad_accum (x, y) micro-batches on the device."""
-    x, y = data.get_batch(batch_size, rng)
+    x, y = crop(*data.get_batch(batch_size, rng))
     x, y = x[rank * rank_batch:(rank + 1) * rank_batch], y[rank * rank_batch:(rank + 1) * rank_batch]
     return [(to_device(x[i:i + micro_batch_size]), to_device(y[i:i + micro_batch_size]))
             for i in range(0, rank_batch, micro_batch_size)]
@@ -226,7 +235,7 @@ def evaluate():
     lo, hi = rank * len(x_all) // world_size, (rank + 1) * len(x_all) // world_size
     loss_sum, counts = 0.0, {}
     for i in range(lo, hi, eval_batch_size):
-        x, y = to_device(x_all[i:min(i + eval_batch_size, hi)]), to_device(y_all[i:min(i + eval_batch_size, hi)])
+        x, y = map(to_device, crop(x_all[i:min(i + eval_batch_size, hi)], y_all[i:min(i + eval_batch_size, hi)]))
         with autocast:
             logits, _ = eval_model(x, y)
         loss_sum += F.cross_entropy(logits.float().flatten(0, 1), y.flatten(), ignore_index=-1, reduction='sum').item()
@@ -241,7 +250,7 @@ def evaluate():
     rng = np.random.default_rng([seed, iter_num, 1])
     train_loss = 0.0
     for _ in range(eval_iters):
-        x, y = data.get_batch(eval_batch_size, rng)
+        x, y = crop(*data.get_batch(eval_batch_size, rng))
         with autocast:
             train_loss += eval_model(to_device(x), to_device(y))[1].item() / eval_iters
     metrics['train_loss'] = all_reduce_sum([train_loss])[0] / world_size

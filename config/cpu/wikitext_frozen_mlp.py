@@ -1,0 +1,26 @@
+# WikiText-2 language modeling at CPU size, variant frozen_mlp (paper 1 Table 2; full size: config/wikitext_frozen_mlp.py).
+# Data, offline, once (training text: WikiText-2 validation, 258,660 GPT-2 tokens; test: WikiText-2 test, 295,878):
+#   python tasks.py prepare wikitext2 --input=../shared/data/wikitext-2/wiki.valid.tokens \
+#       --test_input=../shared/data/wikitext-2/wiki.test.tokens --tokenizer=../shared/data/tokenizers/gpt2.tiktoken
+# OMP_NUM_THREADS=1 python train.py config/cpu/wikitext_frozen_mlp.py
+# 32 batch x 128 block = 4,096 tokens/iter x 200 iters = 819,200 tokens (3.2 passes over the training text);
+# ~5 min of one core. compact_vocab: the 18,012 GPT-2 ids that occur, relabelled, so the output layer is 18,012-way.
+out_dir = 'out/cpu_wikitext_frozen_mlp'
+task = 'lm'
+lm_data_dir = 'data/wikitext2'
+lm_block_size = 128
+lm_compact_vocab = True
+variant = 'frozen_mlp'
+n_layer = 4
+n_embd = 128
+n_head = 4
+batch_size = 32
+max_iters = 200
+learning_rate = 2e-3
+warmup_iters = 20
+eval_interval = 50
+eval_iters = 4
+log_interval = 10
+device = 'cpu'
+dtype = 'bfloat16'
+compile = False

@@ -1,0 +1,84 @@
+"""
+Sample text from a trained language model (task 'lm', any variant), nanoGPT style.
+
+    python sample.py --out_dir=out/cpu_wikitext_standard --start="The game" --num_samples=3 --max_new_tokens=60
+    python sample.py --out_dir=out/wikitext_mixit --start=FILE:prompt.txt --temperature=0.7 --top_k=50
+
+Reads out_dir/ckpt.pt (keys 'model', 'model_args', 'config' as train.py writes them), encodes the prompt with
+GPT-2 BPE (tiktoken, or a local .tiktoken file: --tokenizer or $TIKTOKEN_GPT2_FILE), and prints num_samples
+continuations. Models with rotary embeddings slide over their last block_size tokens; MixiT and learned-position
+models cannot see past block_size, so prompt + max_new_tokens must fit: otherwise a one-line error.
+"""
+
+import os
+import sys
+
+import numpy as np
+import torch
+
+import tasks
+from configurator import configure
+from model import GPT, GPTConfig
+
+out_dir = 'out'
+start = '\n'                    # the prompt, or FILE:path to read it from a file
+num_samples = 3
+max_new_tokens = 100            # tokens generated per sample
+temperature = 0.8               # 1.0: the model's distribution; lower: more conservative
+top_k = 200                     # sample among the top_k tokens only (0: all)
+seed = 1337
+device = 'cpu'                  # cpu | cuda | mps | auto
+tokenizer = ''                  # local .tiktoken file; '' -> $TIKTOKEN_GPT2_FILE or tiktoken.get_encoding('gpt2')
+data_dir = ''                   # '' -> the checkpoint's lm_data_dir (needed only for compact-vocabulary models)
+configure(globals())
+
+
+def fail(message):
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+ckpt_path = os.path.join(out_dir, 'ckpt.pt')
+if not os.path.isfile(ckpt_path):
+    fail(f"no checkpoint at {ckpt_path}; train one first (python train.py config/cpu/wikitext_standard.py)")
+checkpoint = torch.load(ckpt_path, map_location='cpu', weights_only=False)
+config = checkpoint.get('config', {})
+if config.get('task') != 'lm':
+    fail(f"{ckpt_path} is a {config.get('task')!r} model; sampling needs a language model (task 'lm')")
+if device == 'auto':
+    device = 'cuda' if torch.cuda.is_available() else 'mps' if torch.backends.mps.is_available() else 'cpu'
+model = GPT(GPTConfig(**checkpoint['model_args']))
+model.load_state_dict(checkpoint['model'])
+model.to(device).eval()
+torch.manual_seed(seed)
+
+try:
+    enc = tasks.gpt2_encoding(tokenizer or None)
+    meta, ids = tasks.lm_token_ids(data_dir or config['lm_data_dir'], config.get('lm_compact_vocab', False))
+except ValueError as e:
+    fail(e)
+if enc.n_vocab != meta['vocab_size']:
+    fail(f"the tokenizer has {enc.n_vocab} tokens but the data was prepared with {meta['tokenizer']} "
+         f"({meta['vocab_size']}); pass its .tiktoken file with --tokenizer")
+to_model = np.full(enc.n_vocab, -1)
+to_model[ids if ids is not None else np.arange(enc.n_vocab)] = np.arange(model.config.vocab_size)
+
+if start.startswith('FILE:'):
+    with open(start[5:], encoding='utf-8') as f:
+        start = f.read()
+prompt = enc.encode(start, allowed_special={'<|endoftext|>'}) or [enc.eot_token]
+unseen = [enc.decode([i]) for i in prompt if to_model[i] < 0]
+if unseen:
+    fail(f"prompt token(s) {unseen[:5]} never occur in this compact-vocabulary model's data")
+x = torch.tensor(np.tile(to_model[prompt], (num_samples, 1)), dtype=torch.long, device=device)
+
+try:
+    y = model.generate(x, max_new_tokens, temperature=temperature, top_k=top_k or None)
+except ValueError as e:
+    fail(e)
+for row in y.tolist():
+    out = [int(ids[i]) if ids is not None else i for i in row]
+    print(enc.decode(out))
+    print('---------------')
+print(f"{num_samples} samples of {max_new_tokens} tokens from {ckpt_path} ({model.config.variant}, "
+      f"temperature {temperature}, top_k {top_k or 'all'})")

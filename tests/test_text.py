@@ -1,0 +1,272 @@
+"""The text tasks end to end without network or shared data: a small generated text, a byte-level BPE trained on
+it as an in-memory tiktoken.Encoding (GPT-2's split pattern), `tasks.prepare` into uint16 memmaps, the lm and
+sentiment tasks, train.py's evaluation (a uniform model scores exactly ln V nats per token) and sample.py."""
+
+import base64
+import json
+import math
+import os
+import subprocess
+import sys
+from collections import Counter
+
+import numpy as np
+import pytest
+import runpy
+import regex
+import tiktoken
+import torch
+
+import tasks
+from model import GPT, GPTConfig
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+WORDS = ('the cat dog sat on a mat and it was there when we ran home , . ; the old house is near '
+         "the river but they do n't know what 's going on @-@ 1 2 10 1993 = History = Ünïcode").split()
+
+
+def generated_text(seed, n_lines=400):
+    """Wikitext-like lines: headings, paragraphs with leading spaces, blank lines, runs of spaces, digits."""
+    rng = np.random.default_rng(seed)
+    lines = []
+    for i in range(n_lines):
+        kind = rng.integers(0, 6)
+        words = ' '.join(rng.choice(WORDS, rng.integers(1, 15)))
+        lines.append({0: f' = {words} = ', 1: '', 2: '  ' + words, 3: words + '  '}.get(kind, ' ' + words))
+    return '\n'.join(lines) + '\n'
+
+
+def bpe_encoding(text, n_merges=80):
+    """A byte-level BPE learnt on text: 256 byte tokens, then n_merges merges, <|endoftext|> last."""
+    ranks = {bytes([b]): b for b in range(256)}
+    words = Counter(tuple(bytes([b]) for b in w.encode()) for w in regex.findall(tasks.GPT2_PAT, text))
+    for _ in range(n_merges):
+        pairs = Counter()
+        for w, c in words.items():
+            for a, b in zip(w, w[1:]):
+                pairs[a, b] += c
+        (a, b), _ = pairs.most_common(1)[0]
+        ranks[a + b] = len(ranks)
+        new = Counter()
+        for w, c in words.items():
+            out, i = [], 0
+            while i < len(w):
+                if i + 1 < len(w) and (w[i], w[i + 1]) == (a, b):
+                    out.append(a + b)
+                    i += 2
+                else:
+                    out.append(w[i])
+                    i += 1
+            new[tuple(out)] += c
+        words = new
+    return tiktoken.Encoding('tiny', pat_str=tasks.GPT2_PAT, mergeable_ranks=ranks,
+                             special_tokens={'<|endoftext|>': len(ranks)})
+
+
+def dump_tiktoken_bpe(ranks, path):
+    """The .tiktoken format: base64(token bytes) and rank per line (tiktoken's own writer needs blobfile)."""
+    with open(path, 'wb') as f:
+        f.writelines(base64.b64encode(token) + b' %d\n' % rank for token, rank in sorted(ranks.items(), key=lambda kv: kv[1]))
+
+
+@pytest.fixture(scope='module')
+def enc():
+    return bpe_encoding(generated_text(0))
+
+
+@pytest.fixture(scope='module')
+def lm_data(enc, tmp_path_factory):
+    """A prepared lm dataset: two training files in a folder, one test file."""
+    root = tmp_path_factory.mktemp('lm')
+    os.makedirs(root / 'texts')
+    texts = {'texts/a.txt': generated_text(1), 'texts/b.txt': generated_text(2), 'held_out.txt': generated_text(3)}
+    for name, t in texts.items():
+        (root / name).write_text(t, encoding='utf-8')
+    tasks.prepare('tiny', [str(root / 'texts')], [str(root / 'held_out.txt')], enc=enc, out_dir=str(root / 'data'))
+    return root, texts
+
+
+def test_local_tokenizer_file_gives_the_same_ids(enc, tmp_path):
+    path = str(tmp_path / 'tiny.tiktoken')
+    dump_tiktoken_bpe(enc._mergeable_ranks, path)
+    loaded = tasks.encoding_from_file(path)
+    text = generated_text(5)
+    assert loaded.encode_ordinary(text) == enc.encode_ordinary(text)
+    assert (loaded.n_vocab, loaded.eot_token) == (enc.n_vocab, enc.eot_token)
+    assert len(enc.encode_ordinary(text)) < 0.6 * len(text.encode())           # the merges are used
+    (tmp_path / 'bad.tiktoken').write_text('not base64 at all\n')
+    with pytest.raises(tasks.DataError, match='not a .tiktoken file'):
+        tasks.encoding_from_file(str(tmp_path / 'bad.tiktoken'))
+
+
+def test_cutting_text_into_pieces_keeps_the_encoding(enc):
+    text = generated_text(6) + 'a\n\nB\n \n  x\n\n\n y\nz'
+    pieces = list(tasks.exact_pieces([text[i:i + 100] for i in range(0, len(text), 100)], size=300))
+    assert len(pieces) > 20 and ''.join(pieces) == text
+    assert sum((enc.encode_ordinary(p) for p in pieces), []) == enc.encode_ordinary(text)
+
+
+def test_prepare_lm_memmap_round_trip_and_rerun(enc, lm_data, capsys):
+    root, texts = lm_data
+    data = root / 'data'
+    train = np.memmap(data / 'train.bin', dtype=np.uint16, mode='r')
+    test = np.memmap(data / 'test.bin', dtype=np.uint16, mode='r')
+    want = enc.encode_ordinary(texts['texts/a.txt']) + [enc.eot_token] + enc.encode_ordinary(texts['texts/b.txt']) + [
+        enc.eot_token]
+    assert train.tolist() == want
+    assert test.tolist() == enc.encode_ordinary(texts['held_out.txt']) + [enc.eot_token]
+    meta = json.load(open(data / 'meta.json'))
+    assert meta['splits'] == {'train': {'tokens': len(want), 'documents': 2},
+                              'test': {'tokens': len(test), 'documents': 1}}
+    assert (meta['vocab_size'], meta['eot'], meta['task']) == (enc.n_vocab, enc.eot_token, 'lm')
+    # finished splits are skipped; a half-written .tmp is never taken for a finished file
+    mtime = os.path.getmtime(data / 'train.bin')
+    os.remove(data / 'test.bin')
+    (data / 'test.bin.tmp').write_bytes(b'\x00' * 10)
+    tasks.prepare('tiny', [str(root / 'texts')], [str(root / 'held_out.txt')], enc=enc, out_dir=str(data))
+    assert 'done already' in capsys.readouterr().out
+    assert os.path.getmtime(data / 'train.bin') == mtime and not os.path.exists(data / 'test.bin.tmp')
+    assert np.fromfile(data / 'test.bin', dtype=np.uint16).tolist() == test.tolist()
+
+
+def test_lm_windows(lm_data):
+    data = str(lm_data[0] / 'data')
+    tokens = np.fromfile(os.path.join(data, 'test.bin'), dtype=np.uint16).astype(np.int64)
+    train = np.fromfile(os.path.join(data, 'train.bin'), dtype=np.uint16).astype(np.int64)
+    task = tasks.make_task('lm', data_dir=data, block_size=16)
+    x, y = task.test
+    assert x.shape[1] == 16 and x.shape[0] == -(-(len(tokens) - 1) // 16)
+    assert y[y >= 0].tolist() == tokens[1:].tolist()                  # every test token but the first, once
+    assert x[y >= 0].tolist() == tokens[:-1].tolist()                  # each predicted from its predecessor
+    bx, by = task.get_batch(8, np.random.default_rng(0))
+    assert bx.shape == by.shape == (8, 16) and (bx[:, 1:] == by[:, :-1]).all()
+    for row in bx:                                                     # windows of the training text
+        assert any((train[i:i + 16] == row).all() for i in np.flatnonzero(train == row[0]))
+    compact = tasks.make_task('lm', data_dir=data, block_size=16, compact_vocab=True)
+    ids = compact.token_ids
+    assert compact.vocab_size == len(ids) < task.vocab_size
+    cx, cy = compact.test
+    assert (cy >= 0).sum() == (y >= 0).sum() and (ids[cx[y >= 0]] == x[y >= 0]).all() and (ids[cy[y >= 0]] == y[y >= 0]).all()
+
+
+def run_script(script, args, monkeypatch):
+    """Run train.py / sample.py in this process (no second torch import): returns its exit code (0 if it
+    returned)."""
+    monkeypatch.setattr(sys, 'argv', [script, *args])
+    monkeypatch.chdir(ROOT)
+    try:
+        runpy.run_path(os.path.join(ROOT, script), run_name='__main__')
+    except SystemExit as e:
+        return e.code
+    return 0
+
+
+TINY = ['--n_layer=1', '--n_head=2', '--n_embd=32', '--batch_size=16', '--compile=False', '--dtype=float32',
+        '--device=cpu', '--log_interval=1', '--eval_iters=1', '--warmup_iters=2']
+
+
+@pytest.mark.parametrize('compact', [False, True])
+def test_uniform_model_test_log_perplexity_is_ln_V(lm_data, tmp_path, compact, monkeypatch):
+    """train.py's evaluation of a model whose logits are all equal: ln V nats on every test token."""
+    data = str(lm_data[0] / 'data')
+    task = tasks.make_task('lm', data_dir=data, block_size=16, compact_vocab=compact)
+    model = GPT(GPTConfig(vocab_size=task.vocab_size, block_size=16, n_layer=1, n_head=2, n_embd=32))
+    torch.nn.init.zeros_(model.lm_head.weight)
+    torch.save(model.state_dict(), tmp_path / 'uniform.pt')
+    assert run_script('train.py', TINY + ['--task=lm', f'--lm_data_dir={data}', '--lm_block_size=16',
+                      f'--lm_compact_vocab={compact}', '--max_iters=0', f'--init_from={tmp_path / "uniform.pt"}',
+                      f'--out_dir={tmp_path / "out"}'], monkeypatch) == 0
+    record = json.loads(open(tmp_path / 'out' / 'log.jsonl').readline())
+    assert record['val_loss'] == pytest.approx(math.log(task.vocab_size), rel=1e-6)
+
+
+def test_train_lm_then_sample(enc, lm_data, tmp_path, monkeypatch, capsys):
+    root, _ = lm_data
+    data = str(root / 'data')
+    out = str(tmp_path / 'out')
+    assert run_script('train.py', TINY + ['--task=lm', f'--lm_data_dir={data}', '--lm_block_size=32', '--max_iters=40',
+                      '--eval_interval=40', '--learning_rate=1e-2', f'--out_dir={out}'], monkeypatch) == 0
+    records = [json.loads(line) for line in open(os.path.join(out, 'log.jsonl'))]
+    assert records[-1]['val_loss'] < math.log(enc.n_vocab) - 1.5        # it learnt the text's statistics
+    tok = str(tmp_path / 'tiny.tiktoken')
+    dump_tiktoken_bpe(enc._mergeable_ranks, tok)
+    capsys.readouterr()
+    assert run_script('sample.py', [f'--out_dir={out}', f'--tokenizer={tok}', '--start=the cat', '--num_samples=2',
+                                    '--max_new_tokens=20'], monkeypatch) == 0
+    samples = capsys.readouterr().out.split('---------------')
+    assert len(samples) == 3 and all(s.strip().startswith('the cat') for s in samples[:2])
+    # MixiT cannot see past its block_size: a one-line error, not a traceback
+    mixit = GPTConfig(vocab_size=enc.n_vocab, block_size=32, n_layer=1, n_head=2, n_embd=32, variant='mixit')
+    os.makedirs(tmp_path / 'mixit')
+    torch.save(dict(model=GPT(mixit).state_dict(), model_args=dict(vars(mixit), variant='mixit'),
+                    config=dict(task='lm', lm_data_dir=data, lm_compact_vocab=False)), tmp_path / 'mixit' / 'ckpt.pt')
+    assert run_script('sample.py', [f'--out_dir={tmp_path / "mixit"}', f'--tokenizer={tok}', '--max_new_tokens=40'],
+                      monkeypatch) == 2
+    err = capsys.readouterr().err.strip()
+    assert 'context of 32 tokens' in err and len(err.splitlines()) == 1, err
+
+
+def write_labelled(root):
+    """The three local labelled formats: IMDb CSV, Yelp-sentences *.0 / *.1, and '<label> <text>' lines."""
+    os.makedirs(root / 'sentences')
+    (root / 'sentences' / 'sentiment.dev.0').write_text('the food was bad\nwe do n\'t like it\n')
+    (root / 'sentences' / 'sentiment.dev.1').write_text('the cat sat on a mat and it was good\n')
+    (root / 'sentences' / 'sentiment.test.0').write_text('bad\n')
+    (root / 'sentences' / 'sentiment.test.1').write_text('good good\n')
+    (root / 'reviews_train.csv').write_text('label,rating,id,text\n1,9,0,"great, ""really"" great<br />fun"\n'
+                                            '0,2,1,"the old house is near the river but they do n\'t know"\n')
+    (root / 'lines.txt').write_text('1 the dog ran home\n0 it was there when we ran\n')
+
+
+def test_sentiment_batching_and_padding(enc, tmp_path):
+    write_labelled(tmp_path)
+    data = str(tmp_path / 'data')
+    tasks.prepare('s', [str(tmp_path / 'sentences'), str(tmp_path / 'reviews_train.csv'), str(tmp_path / 'lines.txt')],
+                  task='sentiment', enc=enc, out_dir=data)
+    docs = {s: np.load(os.path.join(data, f'{s}.docs.npy')) for s in ('train', 'test')}
+    assert docs['train'][:, 2].tolist() == [0, 0, 1, 1, 0, 1, 0] and docs['test'][:, 2].tolist() == [0, 1]
+    tokens = np.fromfile(os.path.join(data, 'train.bin'), dtype=np.uint16)
+    start, end, _ = docs['train'][4]
+    assert enc.decode(tokens[start:end].tolist()) == "the old house is near the river but they do n't know"
+
+    T = 6
+    task = tasks.make_task('sentiment', data_dir=data, block_size=T)
+    x, y = task.test                                             # sorted by length: 'bad', then 'good good'
+    ids = [enc.encode_ordinary(t) for t in ('bad', 'good good')]
+    n = [min(len(i), T) for i in ids]
+    assert len(ids[1]) > T                                       # 'good good' is truncated to T tokens
+    for row, k, label in zip(range(2), n, (0, 1)):
+        assert x[row, :k].tolist() == ids[row][:k]
+        assert (x[row, k:] == enc.eot_token).all()              # right-padded with <|endoftext|>
+        assert y[row].tolist() == [-1] * (k - 1) + [label] + [-1] * (T - k)
+    rng = np.random.default_rng(0)
+    bx, by = task.get_batch(64, rng)
+    assert bx.shape == (64, T) and ((by >= 0).sum(1) == 1).all()
+    long = np.flatnonzero(docs['train'][:, 1] - docs['train'][:, 0] > T)
+    assert len(long) and (by[:, T - 1] >= 0).any()               # long texts: truncated, label at the last slot
+    cx, cy = tasks.crop_unscored(x, y)
+    assert cx.shape == (2, max(n)) and (cy >= 0).sum() == 2
+    pred = np.where(y >= 0, np.array([[0], [0]]), 7)
+    assert task.score(pred, y)['acc'] == (1, 2)                  # accuracy counts the label positions only
+
+
+def test_errors_are_one_line(tmp_path, capsys):
+    (tmp_path / 'bad.txt').write_text('positive this has no integer label\n')
+    (tmp_path / 'bad.csv').write_text('stars,review\n5,nice\n')
+    r = subprocess.run([sys.executable, 'tasks.py', 'prepare', 'nope'], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+        "error: unknown dataset 'nope': choose wikitext103, fineweb_edu, yelp, or give local files with --input"]
+    cases = [(['prepare', 'x', f'--input={tmp_path / "missing.txt"}'], 'input not found'),
+             (['prepare', 'x', '--task=sentiment', f'--input={tmp_path / "bad.txt"}', '--test_fraction=0.5',
+               f'--tokenizer={tmp_path / "bad.txt"}'], 'not a .tiktoken file')]
+    for args, message in cases:
+        with pytest.raises(SystemExit) as e:
+            tasks.main(args)
+        err = capsys.readouterr().err.strip()
+        assert e.value.code == 2 and message in err and len(err.splitlines()) == 1, err
+    with pytest.raises(tasks.DataError, match='line 1'):
+        tasks.read_labelled(str(tmp_path / 'bad.txt'))
+    with pytest.raises(tasks.DataError, match="'label' and 'text'"):
+        tasks.read_labelled(str(tmp_path / 'bad.csv'))
+    with pytest.raises(ValueError, match='no prepared data'):
+        tasks.make_task('lm', data_dir=str(tmp_path / 'nothing'))

@@ -81,7 +81,7 @@ def utf_forward(X, E, R, causal=False):
 # Expanding the sums over heads, both models are sums over head paths p = (p_1..p_L) ∈ [H]^L (Lemma A.5):
 #   T(X)   = Σ_p A^{L,p_L}…A^{1,p_1} X M_p,              M_p = Π_s W_V^{s,p_s} W_O^{s,p_s}   (M_∅ = I)
 #   UTF(X) = Σ_p Ã^{L,p_L}…Ã^{1,p_1} X E R_p U,          R_p = Π_s R_V^{s,p_s}              (R_∅ = I)
-# so UTF(X, E) = T(X) for every X once, for every prefix p (|p| = l-1) and head h (Lemmas A.6, A.7):
+# so UTF(X, E) = T(X) for every X as soon as, for every prefix p (|p| = l-1) and head h (Lemmas A.6, A.7),
 #   (3)  E R_p R_Q^{l,h} = M_p W_Q^{l,h},   E R_p R_K^{l,h} = M_p W_K^{l,h},     (4)  E R_p U = M_p  (|p| = L).
 # Stacked side by side these are E R_all = W_all with M columns (App. B, eq. 5):
 

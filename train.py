@@ -211,10 +211,15 @@ crop = tasks.crop_unscored if task == 'sentiment' else lambda x, y: (x, y)   # s
 
 
 def get_batch(rng):
-    """This rank's share of one global training batch, as grad_accum (x, y) micro-batches on the device."""
+    """This rank's share of one global training batch, as grad_accum (x, y, weight) micro-batches on the device.
+    weight = world_size * (scored tokens in the micro-batch) / (scored tokens in the global batch): scaling each
+    micro-batch's mean loss by it makes the gradient (after DDP's average over ranks) that of the mean loss
+    over the whole global batch, however it is split into processes and micro-batches."""
     x, y = crop(*data.get_batch(batch_size, rng))
+    n_scored = max(int((y >= 0).sum()), 1)
     x, y = x[rank * rank_batch:(rank + 1) * rank_batch], y[rank * rank_batch:(rank + 1) * rank_batch]
-    return [(to_device(x[i:i + micro_batch_size]), to_device(y[i:i + micro_batch_size]))
+    return [(to_device(x[i:i + micro_batch_size]), to_device(y[i:i + micro_batch_size]),
+             world_size * int((y[i:i + micro_batch_size] >= 0).sum()) / n_scored)
             for i in range(0, rank_batch, micro_batch_size)]
 
 
@@ -323,12 +328,12 @@ while True:
     lr = get_lr(iter_num)
     for group in optimizer.param_groups:
         group['lr'] = lr
-    for micro, (x, y) in enumerate(get_batch(data_rng)):
+    for micro, (x, y, weight) in enumerate(get_batch(data_rng)):
         sync = nullcontext() if not ddp or micro == grad_accum - 1 else model.no_sync()
         with sync:
             with autocast:
                 _, loss = model(x, y)
-            loss = loss / grad_accum
+            loss = loss * weight
             scaler.scale(loss).backward()
         loss_accum += loss.detach()
     if grad_clip:

@@ -52,8 +52,10 @@ def test_resume_continues_exactly(tmp_path):
 
 
 def test_two_process_gloo_equals_one_process(tmp_path):
+    """The same global batch of 16, split differently: one process accumulating 4 micro-batches of 4, two
+    processes with one micro-batch of 8 each."""
     one, two = str(tmp_path / 'one'), str(tmp_path / 'two')
-    run(TINY + ['--max_iters=6', '--micro_batch_size=8', f'--out_dir={one}'])
+    run(TINY + ['--max_iters=6', '--micro_batch_size=4', f'--out_dir={one}'])
     run(TINY + ['--max_iters=6', f'--out_dir={two}'],
         launcher=(sys.executable, '-m', 'torch.distributed.run', '--standalone', '--nproc_per_node=2'))
     a, b = losses(one), losses(two)

@@ -302,6 +302,10 @@ def append_jsonl(name, record):
 n_trainable, n_total = raw_model.num_params()
 if master:
     os.makedirs(out_dir, exist_ok=True)
+    if init_from != 'resume':  # a new run starts new logs; a resumed one appends to its own
+        for name in ('log.jsonl', 'train_log.jsonl'):
+            if os.path.exists(os.path.join(out_dir, name)):
+                os.remove(os.path.join(out_dir, name))
     print(f"task {task} | variant {model_args['variant']} | {n_trainable:,} trainable of {n_total:,} parameters | "
           f"{world_size} process(es) on {device}, {dtype} | global batch {batch_size} = {micro_batch_size} x "
           f"{grad_accum} accum x {world_size} ranks | {batch_size * T:,} tokens/iter")

@@ -537,6 +537,7 @@ def plot_msweep(results, png):
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
+    colors = dict(zip(MODELS, ('tab:blue', 'tab:orange', 'tab:green')))
     for ax, param, title in zip(axes, ('mbar', 'Hd'), ('(a) constructed, m = m̄', '(b) standard, m = H·d')):
         for model in MODELS:
             pts = {}
@@ -547,11 +548,12 @@ def plot_msweep(results, png):
                 ms = sorted(pts)
                 mu = [sum(pts[m]) / len(pts[m]) for m in ms]
                 sd = [(sum((a - u) ** 2 for a in pts[m]) / len(pts[m])) ** 0.5 for m, u in zip(ms, mu)]
-                ax.errorbar(ms, mu, yerr=sd, marker='o', capsize=3, label=model)
+                ax.errorbar(ms, mu, yerr=sd, marker='o', capsize=3, label=model, color=colors[model])
         ax.set(xscale='log', xlabel='embedding dimension m', title=title)
         ax.grid(alpha=0.3)
     axes[0].set_ylabel('2-hop test accuracy (%)')
     axes[0].legend()
+    axes[1].legend()
     fig.tight_layout()
     fig.savefig(png, dpi=120)
 

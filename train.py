@@ -127,6 +127,8 @@ else:
     rank, local_rank, world_size = 0, 0, 1
 master = rank == 0
 device_type = device.split(':')[0]
+if device_type not in ('cpu', 'cuda', 'mps'):
+    fail(f"device must be auto, cpu, cuda, cuda:N or mps, got {device!r}")
 if dtype == 'auto':
     dtype = {'cuda': 'bfloat16' if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else 'float16',
              'cpu': 'bfloat16', 'mps': 'float32'}[device_type]

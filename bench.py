@@ -1,0 +1,362 @@
+"""
+Training throughput of any model config: tokens/s, ms/iter, model FLOPs per token, achieved FLOP/s and MFU,
+peak memory, and — for several variants in one run — each variant's speedup over `standard` beside the
+speedup its FLOP count predicts.
+
+    python bench.py                                                # paper 1's LM shape, standard, bf16 + compile
+    python bench.py --variants=standard,frozen_qk,frozen_mlp,mixit --batch_size=1
+    python bench.py --compile=False --dtype=float32                # nanoGPT's way on a CPU: fp32 eager
+    python bench.py config/fineweb_mixit.py --device=cuda --json=out/bench.json
+
+A step is what train.py does: grad_accum micro-batches of forward + backward under autocast, gradient
+clipping, an AdamW step over the trainable parameters, zero_grad. The data are random tokens made on the
+device before timing (no loader, no host-device copy in the loop). The first `warmup` steps (compilation
+included) are not timed; each timed step ends with a device synchronisation, and ms/iter is the median of
+`iters` timed steps. With `rounds` > 1 the timed steps are split into rounds that visit the variants in
+turn, so that a machine whose load drifts slows every variant alike (all models then live at once).
+
+A train.py config file sets the model's shape, batch and system keys; its task sizes the vocabulary and the
+sequence length (the LM and sentiment tasks without prepared data: GPT-2's 50,304 and <task>_block_size);
+its schedule, data and I/O keys are ignored.
+
+FLOP convention (model.GPT.flops_per_token): matmul FLOPs of one training step, per token, nothing recomputed.
+  - a linear layer in -> out: forward 2*in*out, input gradient 2*in*out, weight gradient 2*in*out only when
+    its weight is trainable (every variant trains the token embedding, so input gradients are always needed);
+  - attention is causal and counted as the work it needs: the token at position t (1-based) attends to t
+    positions, (T+1)/2 on average. Softmax attention: S = q k^T and y = P v forward, dP, dv, dq, dk backward,
+    so 6 * (T+1)/2 * n_head * (head_dim + v_dim). MixiT: y = A v forward and dv = A^T dy backward (A is a fixed
+    buffer, no dA), so 4 * (T+1)/2 * n_head * v_dim — it computes no q, k, no scores;
+  - embeddings (gathers), norms, activations, softmax, rotary, the loss and the optimizer are not counted.
+  The kernels do more than this count: flash attention recomputes S in its backward, and MixiT's matmul runs the
+  whole T x T block although A is lower triangular, so both run about twice their counted attention work.
+MFU = achieved model FLOP/s / the device's dense bf16 peak (PEAK_FLOPS; on a CPU the peak is measured at
+start-up as the best of a few cpu_peak_n^3 bf16 matmuls).
+On a CPU, `cpu share` is the CPU time the process got per wall-clock second and thread during the timed steps
+(spin-waiting threads included): well below 100% means other processes shared the cores, and the timings are
+then not the machine's.
+"""
+
+import builtins
+import gc
+import json as jsonlib
+import os
+import resource
+import statistics
+import sys
+import time
+from contextlib import nullcontext
+from dataclasses import fields
+
+import torch
+
+from configurator import ConfigError, apply_file, apply_override
+from model import GPT, GPTConfig, VARIANTS
+
+# ----------------------------------------------------------------------------- model (paper 1's LM shape)
+variant = 'standard'
+variants = ''                   # comma-separated variants to compare, e.g. standard,frozen_qk,frozen_mlp,mixit
+n_layer = 12
+n_head = 8
+n_embd = 512
+vocab_size = 50304              # GPT-2's 50,257 padded to a multiple of 64
+block_size = 1024               # sequence length of every timed batch
+bias = False
+head_dim = 0
+mixit_scale = 'code'
+mixit_sink_head = True
+mixit_seed = 0
+looped = False
+attn = None                     # flags left at None take the variant's value (see model.GPTConfig)
+rope = None
+pos_emb = None
+score_scale = None
+attn_out_proj = None
+mlp = None
+residual = None
+norm = None
+init = None
+freeze_qk = None
+freeze_mlp = None
+freeze_attn = None
+freeze_norm = None
+# ----------------------------------------------------------------------------- step (as train.py)
+batch_size = 8                  # sequences per optimizer step
+micro_batch_size = 0            # sequences per forward pass; 0: batch_size
+learning_rate = 1e-3
+weight_decay = 0.1
+beta1 = 0.9
+beta2 = 0.95
+grad_clip = 1.0
+# ----------------------------------------------------------------------------- timing
+warmup = 3                      # untimed steps (the first compiles)
+iters = 10                      # timed steps; the median is reported
+rounds = 1                      # >1: interleave the variants' timed steps in this many rounds
+peak_flops = 0.0                # FLOP/s for MFU; 0: PEAK_FLOPS for a GPU, measured on a CPU
+cpu_peak_n = 4096               # size of the square bf16 matmul that measures a CPU's peak
+json = ''                       # also write the results to this file
+# ----------------------------------------------------------------------------- system
+device = 'auto'                 # auto | cpu | cuda | cuda:N
+dtype = 'auto'                  # auto | bfloat16 | float16 | float32
+compile = True
+seed = 1337
+# -----------------------------------------------------------------------------
+
+# Dense (no sparsity) bf16 tensor-core peaks from NVIDIA's data sheets, FLOP/s; the first name contained in
+# torch.cuda.get_device_name() wins, so the specific names come first.
+PEAK_FLOPS = {
+    'H100 PCIe': 756e12,
+    'H100 NVL': 835e12,
+    'H100': 989e12,             # SXM
+    'H200': 989e12,
+    'A100': 312e12,
+}
+
+
+def fail(message):
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+settable = {k: v for k, v in globals().items()
+            if not k.startswith('_') and isinstance(v, (int, float, bool, str, type(None)))}
+given = set()                   # keys set by a config file or an override
+file_keys = {}                  # keys of train.py config files that bench.py does not use
+
+
+def read_config(path):
+    """Apply a config file leniently: the keys bench.py knows are type-checked and set, the rest (a train.py
+    config's task, schedule and I/O keys) are kept in file_keys."""
+    values = {}
+    try:
+        exec(builtins.compile(open(path).read(), path, 'exec'), {}, values)   # `compile` is a flag here
+    except Exception:
+        pass                                 # apply_file reports a missing or broken file
+    lenient = dict(settable, **{k: None for k in values if k not in settable})
+    apply_file(lenient, path)
+    for k in values:
+        if not k.startswith('_') and type(values[k]).__name__ != 'module':
+            given.add(k)
+            (settable if k in settable else file_keys)[k] = lenient[k]
+
+
+try:
+    for arg in sys.argv[1:]:
+        if arg.startswith('--'):
+            apply_override(settable, arg)
+            given.add(arg[2:].partition('=')[0])
+        else:
+            read_config(arg)
+except ConfigError as e:
+    fail(e)
+globals().update(settable)
+
+T = block_size                  # length of the timed sequences
+if file_keys.get('task'):       # a train.py config: the task sizes the vocabulary and the sequences
+    import tasks
+    name = file_keys['task']
+    task_args = {k[len(name) + 1:]: v for k, v in file_keys.items() if k.startswith(name + '_')}
+    try:
+        data = tasks.make_task(name, **task_args)
+        vocab_size, T = data.vocab_size, data.block_size
+    except (ValueError, OSError) as e:
+        if name not in ('lm', 'sentiment'):
+            fail(e)
+        T = task_args.get('block_size', 256)
+        print(f"note: {name} data not prepared ({str(e).splitlines()[0][:80]}); GPT-2 vocabulary {vocab_size}")
+    if 'vocab_size' in given:
+        vocab_size = settable['vocab_size']
+    block_size = block_size if 'block_size' in given and block_size else T
+if T < 1 or T > block_size:
+    fail(f"sequence length {T} must be between 1 and block_size={block_size}")
+
+names = [v.strip() for v in variants.split(',') if v.strip()] if variants else [variant]
+for v in names:
+    if v not in VARIANTS:
+        fail(f"unknown variant {v!r} in --variants; choose from {', '.join(VARIANTS)}")
+if device == 'auto':
+    device = 'cuda' if torch.cuda.is_available() else 'cpu'
+device_type = device.split(':')[0]
+if device_type not in ('cpu', 'cuda'):
+    fail(f"device must be auto, cpu, cuda or cuda:N, got {device!r}")
+if device_type == 'cuda' and not torch.cuda.is_available():
+    fail("--device=cuda but CUDA is not available")
+if dtype == 'auto':
+    dtype = 'bfloat16' if device_type == 'cpu' or torch.cuda.is_bf16_supported() else 'float16'
+if dtype not in ('bfloat16', 'float16', 'float32'):
+    fail(f"dtype must be auto, bfloat16, float16 or float32, got {dtype!r}")
+micro_batch_size = micro_batch_size or batch_size
+if batch_size % micro_batch_size:
+    fail(f"batch_size={batch_size} must be divisible by micro_batch_size={micro_batch_size}")
+if iters < 10:
+    fail(f"iters={iters}: the median needs at least 10 timed steps")
+if rounds < 1 or iters % rounds:
+    fail(f"rounds={rounds} must be >= 1 and divide iters={iters}")
+grad_accum = batch_size // micro_batch_size
+ptdtype = getattr(torch, dtype)
+autocast = nullcontext() if dtype == 'float32' else torch.autocast(device_type, dtype=ptdtype)
+torch.backends.cuda.matmul.allow_tf32 = True
+torch.backends.cudnn.allow_tf32 = True
+model_keys = {f.name for f in fields(GPTConfig)}
+
+
+def measure_cpu_peak(n, reps=5):
+    """The best FLOP/s of reps bf16 matmuls (n x n) @ (n x n) on this CPU with torch's threads."""
+    a, b = torch.randn(n, n, dtype=torch.bfloat16), torch.randn(n, n, dtype=torch.bfloat16)
+    a @ b
+    best = float('inf')
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        a @ b
+        best = min(best, time.perf_counter() - t0)
+    return 2 * n ** 3 / best
+
+
+def sync():
+    if device_type == 'cuda':
+        torch.cuda.synchronize()
+
+
+def peak_memory():
+    """Bytes: CUDA max_memory_allocated since the variant's reset; CPU the process's peak resident set size so
+    far (ru_maxrss, KiB on Linux), which never decreases across the variants of one run."""
+    if device_type == 'cuda':
+        return torch.cuda.max_memory_allocated(device)
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def setup(name):
+    """Model, optimizer, step function and per-step data for one variant; runs the untimed warm-up steps."""
+    torch.manual_seed(seed)
+    cfg = {k: settable[k] for k in model_keys if k in settable}
+    cfg.update(variant=name, vocab_size=vocab_size, block_size=block_size)
+    try:
+        raw = GPT(GPTConfig(**cfg)).to(device)
+    except ValueError as e:
+        fail(e)
+    params = [p for p in raw.parameters() if p.requires_grad]
+    optimizer = raw.configure_optimizers(weight_decay, learning_rate, (beta1, beta2), device_type)
+    scaler = torch.amp.GradScaler(device_type, enabled=dtype == 'float16')
+    model = torch.compile(raw) if compile else raw
+    g = torch.Generator(device=device).manual_seed(seed)
+    tokens = torch.randint(vocab_size, (2, batch_size, T + 1), device=device, generator=g)   # two batches, reused
+    batches = [[(d[i:i + micro_batch_size, :-1], d[i:i + micro_batch_size, 1:])
+                for i in range(0, batch_size, micro_batch_size)] for d in tokens]
+
+    def step(it):
+        for x, y in batches[it % 2]:
+            with autocast:
+                _, loss = model(x, y)
+            scaler.scale(loss / grad_accum).backward()
+        if grad_clip:
+            scaler.unscale_(optimizer)
+            torch.nn.utils.clip_grad_norm_(params, grad_clip)
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad(set_to_none=True)
+        return loss.detach()
+
+    if device_type == 'cuda':
+        torch.cuda.reset_peak_memory_stats(device)
+    t0 = time.perf_counter()
+    for it in range(warmup):
+        step(it)
+    sync()
+    n_trainable, n_total = raw.num_params()
+    return dict(variant=name, step=step, times=[], cpu_times=[], losses=[], warmup_s=time.perf_counter() - t0,
+                flops_per_token=raw.flops_per_token(T), trainable_params=n_trainable, params=n_total)
+
+
+def time_steps(run, n):
+    for _ in range(n):
+        sync()
+        t0, c0 = time.perf_counter(), time.process_time()
+        run['losses'].append(run['step'](warmup + len(run['times'])))
+        sync()
+        run['times'].append(time.perf_counter() - t0)
+        run['cpu_times'].append(time.process_time() - c0)
+
+
+# ----------------------------------------------------------------------------- peak and runs
+if peak_flops:
+    peak_source = 'given'
+elif device_type == 'cuda':
+    gpu = torch.cuda.get_device_name(device)
+    peak_flops = next((v for k, v in PEAK_FLOPS.items() if k in gpu), 0.0)
+    peak_source = f'PEAK_FLOPS[{gpu}]' if peak_flops else f'{gpu} not in PEAK_FLOPS (set --peak_flops)'
+else:
+    peak_flops = measure_cpu_peak(cpu_peak_n)
+    peak_source = f'measured, {cpu_peak_n}^3 bf16 matmul, {torch.get_num_threads()} threads'
+
+tokens_per_iter = batch_size * T
+load_start = os.getloadavg()   # 1, 5, 15-minute load averages: other processes on this machine
+print(f"{device} ({torch.get_num_threads()} threads) | {dtype} | compile {compile} | {n_layer} layers, n_embd "
+      f"{n_embd}, {n_head} heads, vocab {vocab_size}, T {T} | batch {batch_size} = {micro_batch_size} x {grad_accum} "
+      f"accum | {tokens_per_iter:,} tokens/iter | peak {peak_flops / 1e12:.2f} TFLOP/s ({peak_source}) | "
+      f"load {load_start[0]:.2f}")
+results = []
+if rounds == 1:       # one variant at a time: only one model in memory
+    for name in names:
+        run = setup(name)
+        time_steps(run, iters)
+        run['peak_memory'] = peak_memory()
+        results.append(run)
+        del run['step']
+        gc.collect()
+        if compile:
+            torch._dynamo.reset()
+        print(f"  {name}: warm-up {run['warmup_s']:.1f} s, median {1000 * statistics.median(run['times']):.1f} ms/iter")
+else:
+    results = [setup(name) for name in names]
+    for r in range(rounds):
+        for run in results:
+            time_steps(run, iters // rounds)
+    for run in results:
+        run['peak_memory'] = peak_memory()
+        del run['step']
+
+base = next((r for r in results if r['variant'] == 'standard'), None)
+for r in results:
+    losses = torch.stack(r.pop('losses')).float().cpu()
+    if not torch.isfinite(losses).all():
+        fail(f"{r['variant']}: non-finite loss in the timed steps")
+    r['loss'] = losses[-1].item()
+    r['ms_per_iter'] = 1000 * statistics.median(r['times'])
+    r['ms_min'], r['ms_max'] = 1000 * min(r['times']), 1000 * max(r['times'])
+    # CPU seconds the process got per wall second, over its threads: < 1 when other processes share the cores
+    r['cpu_share'] = sum(r.pop('cpu_times')) / sum(r['times']) / torch.get_num_threads()
+    r['tokens_per_s'] = tokens_per_iter / (r['ms_per_iter'] / 1000)
+    r['flops_per_s'] = r['flops_per_token'] * r['tokens_per_s']
+    r['mfu'] = r['flops_per_s'] / peak_flops if peak_flops else None
+    if base is not None:
+        r['speedup'] = r['tokens_per_s'] / base['tokens_per_s']
+        r['predicted_speedup'] = base['flops_per_token'] / r['flops_per_token']
+        gain = r['predicted_speedup'] - 1
+        r['fraction_of_predicted_gain'] = (r['speedup'] - 1) / gain if abs(gain) > 1e-9 else None
+    r['times'] = [round(1000 * t, 3) for t in r['times']]
+
+if json:
+    os.makedirs(os.path.dirname(json) or '.', exist_ok=True)
+    setup_info = dict(device=device, device_name=torch.cuda.get_device_name(device) if device_type == 'cuda' else
+                      'cpu', threads=torch.get_num_threads(), dtype=dtype, compile=compile, n_layer=n_layer,
+                      n_head=n_head, n_embd=n_embd, vocab_size=vocab_size, T=T, batch_size=batch_size,
+                      micro_batch_size=micro_batch_size, warmup=warmup, iters=iters, rounds=rounds,
+                      peak_flops=peak_flops, peak_source=peak_source, load_avg_start=load_start,
+                      load_avg_end=os.getloadavg(),
+                      torch=torch.__version__, argv=sys.argv[1:])
+    with open(json, 'w') as f:
+        jsonlib.dump(dict(setup=setup_info, results=results), f, indent=1)
+
+print(f"{'variant':<11} {'tok/s':>9} {'ms/iter':>9} {'min-max ms':>15} {'GFLOP/tok':>9} {'TFLOP/s':>8} {'MFU':>6} "
+      f"{'peak mem':>9} {'cpu share':>9} {'speedup':>8} {'FLOP-pred':>9} "
+      f"{'of gain':>7}")
+for r in results:
+    mfu = f"{100 * r['mfu']:.1f}%" if r['mfu'] is not None else '-'
+    cpu_share = f"{100 * r['cpu_share']:.0f}%" if device_type == 'cpu' else '-'
+    sp = (f"{r['speedup']:.3f}x", f"{r['predicted_speedup']:.3f}x",
+          f"{100 * r['fraction_of_predicted_gain']:.0f}%" if r['fraction_of_predicted_gain'] is not None else '-') \
+        if base is not None else ('-', '-', '-')
+    print(f"{r['variant']:<11} {r['tokens_per_s']:>9,.0f} {r['ms_per_iter']:>9.1f} "
+          f"{r['ms_min']:>7.0f}-{r['ms_max']:<7.0f} {r['flops_per_token'] / 1e9:>9.4f} {r['flops_per_s'] / 1e12:>8.3f} "
+          f"{mfu:>6} {r['peak_memory'] / 2**30:>7.2f}Gi {cpu_share:>9} {sp[0]:>8} {sp[1]:>9} {sp[2]:>7}")
+print(f"load average (1/5/15 min) at start {' '.join(f'{x:.2f}' for x in load_start)}, at end "
+      f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")

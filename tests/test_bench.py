@@ -1,0 +1,126 @@
+"""bench.py and fast training: the FLOP counter (model.GPT.flops_per_token) against a hand count and against the
+matmuls autograd actually runs (frozen weights get no weight-gradient matmul, MixiT no dA), the MixiT mixing
+against the plain broadcast matmul, torch.compile against eager (MixiT by default, every variant with SLOW=1),
+and bench.py end to end."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from model import GPT, GPTConfig, VARIANTS, mixit_matrices
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TINY = dict(n_layer=2, n_embd=16, n_head=2, vocab_size=32, block_size=8)     # head_dim 8, MLP 64
+
+
+def tiny(variant, **kw):
+    torch.manual_seed(0)
+    return GPT(GPTConfig(**dict(TINY, variant=variant, **kw)))
+
+
+# Hand count at T = 8, so (T+1)/2 = 4.5 positions per token on average. A trainable 16x16 linear: 3 * 2*16*16 =
+# 1536, frozen: 1024; a trainable 16x64 MLP linear: 6144, frozen: 4096; head 16x32: 3072 (always trained).
+# Softmax scores: 6 * 4.5 * 2 heads * (8 + 8) = 864. MixiT mixing: 4 * 4.5 * 2 heads * 8 = 288.
+HAND = {
+    'standard': 2 * (4 * 1536 + 864 + 3 * 6144) + 3072,                  # 53,952
+    'frozen_qk': 2 * (2 * 1024 + 2 * 1536 + 864 + 3 * 6144) + 3072,      # q, k: no weight gradient
+    'frozen_mlp': 2 * (4 * 1536 + 864 + 3 * 4096) + 3072,
+    'mixit': 2 * (2 * 1536 + 288 + 3 * 6144) + 3072,                     # no q, k, no scores
+    'random': 2 * (4 * 1024 + 864 + 3 * 4096) + 3072,                    # every block weight frozen
+    # universal: no W_O, no MLP; each head's value is 16 wide (c_v 16 -> 32, frozen: 2*16*32*2 = 2048),
+    # scores 6 * 4.5 * 2 * (8 + 16) = 1296
+    'universal': 2 * (2 * 1024 + 2048 + 1296) + 3072,
+}
+
+
+@pytest.mark.parametrize('variant', VARIANTS)
+def test_flops_per_token_hand_count(variant):
+    assert tiny(variant).flops_per_token(8) == HAND[variant]
+
+
+@pytest.mark.parametrize('variant', VARIANTS)
+def test_flops_match_the_matmuls_autograd_runs(variant):
+    """Count the FLOPs of every matmul that forward + backward execute (eager, fp32). The linears (mm/addmm) must
+    equal the counter's linear terms exactly, so a frozen weight really gets no weight-gradient matmul; MixiT's
+    mixing runs dense (T x T, not causal): 2 matmuls (A v, A^T dy), none for dA."""
+    B, T, model = 3, 8, tiny(variant)
+    idx = torch.randint(32, (B, T))
+    with FlopCounterMode(display=False) as counter:
+        model(idx, idx)[1].backward()
+    ops = {str(op): n for op, n in counter.get_flop_counts()['Global'].items()}
+    linears = sum(n for op, n in ops.items() if op in ('aten.mm', 'aten.addmm'))
+    a, L = model.transformer.h[0].attn, model.config.n_layer
+    Tc = (T + 1) / 2
+    core = 4 * Tc * a.n_head * a.v_dim if a.mixit else 6 * Tc * a.n_head * (a.head_dim + a.v_dim)
+    assert linears == pytest.approx(B * T * (model.flops_per_token(T) - L * core))
+    if a.mixit:
+        assert ops.get('aten.bmm', 0) == L * 2 * (2 * a.n_head * T * T * B * a.v_dim)
+
+
+def test_mixit_mixing_is_the_broadcast_matmul():
+    """The head-batched matmul in Attention.forward equals A[:, :T, :T] @ v per sequence (paper 1, eq. 2.3)."""
+    model = tiny('mixit')
+    attn = model.transformer.h[1].attn
+    x = torch.randn(3, 6, 16)
+    v = attn.c_v(x).view(3, 6, 2, 8).transpose(1, 2)
+    A = mixit_matrices(model.config, 1)[:, :6, :6]
+    expected = attn.c_proj((A @ v).transpose(1, 2).reshape(3, 6, 16))
+    torch.testing.assert_close(attn(x, None), expected)
+
+
+def train_losses(variant, compiled, steps=3):
+    """Losses of `steps` AdamW steps of a one-layer model on fixed random tokens, fp32 (so that compiled and eager
+    can agree tightly)."""
+    model = tiny(variant, n_layer=1)
+    opt = model.configure_optimizers(0.1, 1e-2, (0.9, 0.95), 'cpu')
+    run = torch.compile(model) if compiled else model
+    g = torch.Generator().manual_seed(1)
+    idx = torch.randint(32, (steps, 4, 9), generator=g)
+    losses = []
+    for s in range(steps):
+        _, loss = run(idx[s, :, :-1], idx[s, :, 1:])
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        losses.append(loss.item())
+    return losses
+
+
+# torch.compile (inductor, C++ codegen with gcc) of a tiny model's forward + backward costs ~10-20 s of CPU per
+# variant, so by default only MixiT (the variant whose attention is written for the compiler: a permute and one
+# head-batched matmul against a buffer) is compiled; SLOW=1 compiles the training step of every variant.
+COMPILED = VARIANTS if os.environ.get('SLOW') else ('mixit',)
+
+
+@pytest.mark.parametrize('variant', COMPILED)
+def test_compiled_training_matches_eager(variant):
+    torch._dynamo.reset()
+    eager, compiled = train_losses(variant, False), train_losses(variant, True)
+    assert compiled == pytest.approx(eager, rel=1e-4, abs=1e-5)
+
+
+def test_bench_end_to_end(tmp_path):
+    """bench.py on a tiny shape with two variants: the table, the JSON, and speedups measured vs FLOP-predicted."""
+    out = tmp_path / 'b.json'
+    args = ['--n_layer=2', '--n_embd=32', '--n_head=2', '--vocab_size=64', '--block_size=16', '--batch_size=2',
+            '--variants=standard,mixit', '--compile=False', '--dtype=float32', '--warmup=1', '--iters=10',
+            '--cpu_peak_n=256', f'--json={out}']
+    r = subprocess.run([sys.executable, 'bench.py', *args], cwd=ROOT, capture_output=True, text=True,
+                       env=dict(os.environ, OMP_NUM_THREADS='1'))
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert 'FLOP-pred' in r.stdout.splitlines()[-4] and 'load average' in r.stdout.splitlines()[-1]
+    res = {x['variant']: x for x in json.load(open(out))['results']}
+    assert set(res) == {'standard', 'mixit'} and all(len(x['times']) == 10 for x in res.values())
+    m = tiny('mixit', n_embd=32, vocab_size=64, block_size=16)
+    assert res['mixit']['flops_per_token'] == m.flops_per_token(16)
+    predicted = res['standard']['flops_per_token'] / m.flops_per_token(16)
+    assert res['mixit']['predicted_speedup'] == pytest.approx(predicted)
+    assert res['standard']['speedup'] == 1.0 and res['standard']['mfu'] > 0 and res['mixit']['cpu_share'] > 0
+    bad = subprocess.run([sys.executable, 'bench.py', '--variants=standard,nope'], cwd=ROOT, capture_output=True,
+                         text=True)
+    assert bad.returncode == 2 and bad.stderr.strip().startswith('error: unknown variant')

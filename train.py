@@ -36,7 +36,7 @@ out_dir = 'out'
 eval_interval = 250
 log_interval = 10
 eval_iters = 10                 # micro-batches for the training-loss estimate
-eval_batch_size = 0             # 0: micro_batch_size
+eval_batch_size = 0             # 0: micro_batch_size if set, else batch_size
 always_save_checkpoint = True   # else only when val_loss improves
 init_from = 'scratch'           # 'scratch' | 'resume' (out_dir/ckpt.pt) | path to a state_dict .pt (weights only)
 seed = 1337
@@ -143,11 +143,11 @@ torch.manual_seed(seed)
 if batch_size % world_size:
     fail(f"batch_size={batch_size} must be divisible by the number of processes ({world_size})")
 rank_batch = batch_size // world_size
+eval_batch_size = eval_batch_size or micro_batch_size or batch_size   # the same for any number of processes
 micro_batch_size = micro_batch_size or rank_batch
 if rank_batch % micro_batch_size:
     fail(f"per-process batch {rank_batch} must be divisible by micro_batch_size={micro_batch_size}")
 grad_accum = rank_batch // micro_batch_size
-eval_batch_size = eval_batch_size or micro_batch_size
 
 # ----------------------------------------------------------------------------- task and model
 task_args = {k[len(task) + 1:]: v for k, v in config.items() if k.startswith(task + '_')}
@@ -256,11 +256,12 @@ def evaluate():
         metrics[f'val_{n}'] = totals[1 + 2 * j] / max(totals[2 + 2 * j], 1)
     rng = np.random.default_rng([seed, iter_num, 1])
     train_loss = 0.0
-    for _ in range(eval_iters):
+    for i in range(eval_iters):                     # every rank draws every batch, and scores its share
         x, y = crop(*data.get_batch(eval_batch_size, rng))
-        with autocast:
-            train_loss += eval_model(to_device(x), to_device(y))[1].item() / eval_iters
-    metrics['train_loss'] = all_reduce_sum([train_loss])[0] / world_size
+        if i % world_size == rank:
+            with autocast:
+                train_loss += eval_model(to_device(x), to_device(y))[1].item() / eval_iters
+    metrics['train_loss'] = all_reduce_sum([train_loss])[0]
     eval_model.train()
     return metrics
 

@@ -55,8 +55,8 @@ def test_two_process_gloo_equals_one_process(tmp_path):
     """The same global batch of 16, split differently: one process accumulating 4 micro-batches of 4, two
     processes with one micro-batch of 8 each."""
     one, two = str(tmp_path / 'one'), str(tmp_path / 'two')
-    run(TINY + ['--max_iters=6', '--micro_batch_size=4', f'--out_dir={one}'])
-    run(TINY + ['--max_iters=6', f'--out_dir={two}'],
+    run(TINY + ['--max_iters=6', '--micro_batch_size=4', '--eval_batch_size=8', f'--out_dir={one}'])
+    run(TINY + ['--max_iters=6', '--eval_batch_size=8', f'--out_dir={two}'],
         launcher=(sys.executable, '-m', 'torch.distributed.run', '--standalone', '--nproc_per_node=2'))
     a, b = losses(one), losses(two)
     assert sorted(a) == sorted(b) == list(range(1, 7))
@@ -65,6 +65,7 @@ def test_two_process_gloo_equals_one_process(tmp_path):
     with open(os.path.join(one, 'log.jsonl')) as f1, open(os.path.join(two, 'log.jsonl')) as f2:
         for r1, r2 in zip(map(json.loads, f1), map(json.loads, f2)):
             assert r2['val_loss'] == pytest.approx(r1['val_loss'], rel=1e-5)
+            assert r2['train_loss'] == pytest.approx(r1['train_loss'], rel=1e-5)
             assert r2['val_acc'] == r1['val_acc']
 
 

@@ -738,7 +738,8 @@ def lm(seed=0, fixed_train=False, n_train=None, n_test=0, data_dir=os.path.join(
 
 def crop_unscored(x, y):
     """Drop the trailing positions that no row scores: a causal model's outputs at scored positions do not
-    depend on them (sentiment batches of short texts padded to 256). x, y: (N, T) -> (N, T') arrays."""
+    depend on them (right-padded batches: short texts padded to 256, retrieval, Dyck-1 of mixed lengths).
+    x, y: (N, T) -> (N, T') arrays."""
     scored = np.flatnonzero((np.asarray(y) >= 0).any(axis=0))
     return (x, y) if len(scored) == 0 else (x[:, :scored[-1] + 1], y[:, :scored[-1] + 1])
 

@@ -33,7 +33,9 @@ MFU = achieved model FLOP/s / the device's dense bf16 peak (PEAK_FLOPS; on a CPU
 start-up as the best of a few cpu_peak_n^3 bf16 matmuls).
 On a CPU, `cpu share` is the CPU time the process got per wall-clock second and thread during the timed steps
 (spin-waiting threads included): well below 100% means other processes shared the cores, and the timings are
-then not the machine's.
+then not the machine's. As train.py does, a CPU run first tells glibc's malloc to keep freed memory for reuse
+(model.keep_freed_memory: the step's large tensors then stop page-faulting in afresh; 1.7x at paper 1's LM
+shape); --cpu_keep_memory=False times the default allocator.
 """
 
 import builtins
@@ -50,7 +52,7 @@ from dataclasses import fields
 import torch
 
 from configurator import ConfigError, apply_file, apply_override
-from model import GPT, GPTConfig, VARIANTS
+from model import GPT, GPTConfig, VARIANTS, keep_freed_memory
 
 # ----------------------------------------------------------------------------- model (paper 1's LM shape)
 variant = 'standard'
@@ -98,6 +100,7 @@ json = ''                       # also write the results to this file
 device = 'auto'                 # auto | cpu | cuda | cuda:N
 dtype = 'auto'                  # auto | bfloat16 | float16 | float32
 compile = True
+cpu_keep_memory = True          # CPU: malloc keeps freed memory for the next step (model.keep_freed_memory)
 seed = 1337
 # -----------------------------------------------------------------------------
 
@@ -277,6 +280,7 @@ def time_steps(run, n):
 
 
 # ----------------------------------------------------------------------------- peak and runs
+kept = device_type == 'cpu' and cpu_keep_memory and keep_freed_memory()
 if peak_flops:
     peak_source = 'given'
 elif device_type == 'cuda':
@@ -292,7 +296,7 @@ load_start = os.getloadavg()   # 1, 5, 15-minute load averages: other processes 
 print(f"{device} ({torch.get_num_threads()} threads) | {dtype} | compile {compile} | {n_layer} layers, n_embd "
       f"{n_embd}, {n_head} heads, vocab {vocab_size}, T {T} | batch {batch_size} = {micro_batch_size} x {grad_accum} "
       f"accum | {tokens_per_iter:,} tokens/iter | peak {peak_flops / 1e12:.2f} TFLOP/s ({peak_source}) | "
-      f"load {load_start[0]:.2f}")
+      f"load {load_start[0]:.2f}" + (" | malloc keeps freed memory" if kept else ""))
 results = []
 if rounds == 1:       # one variant at a time: only one model in memory
     for name in names:
@@ -340,8 +344,8 @@ if json:
                       'cpu', threads=torch.get_num_threads(), dtype=dtype, compile=compile, n_layer=n_layer,
                       n_head=n_head, n_embd=n_embd, vocab_size=vocab_size, T=T, batch_size=batch_size,
                       micro_batch_size=micro_batch_size, warmup=warmup, iters=iters, rounds=rounds,
-                      peak_flops=peak_flops, peak_source=peak_source, load_avg_start=load_start,
-                      load_avg_end=os.getloadavg(),
+                      peak_flops=peak_flops, peak_source=peak_source, malloc_keeps_freed_memory=kept,
+                      load_avg_start=load_start, load_avg_end=os.getloadavg(),
                       torch=torch.__version__, argv=sys.argv[1:])
     with open(json, 'w') as f:
         jsonlib.dump(dict(setup=setup_info, results=results), f, indent=1)

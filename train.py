@@ -29,7 +29,7 @@ from tqdm import tqdm
 
 import tasks
 from configurator import configure
-from model import GPT, GPTConfig
+from model import GPT, GPTConfig, keep_freed_memory
 
 # ----------------------------------------------------------------------------- I/O
 out_dir = 'out'
@@ -104,6 +104,7 @@ min_lr_ratio = 0.1              # cosine decays to learning_rate * min_lr_ratio
 device = 'auto'                 # auto | cpu | cuda | cuda:N | mps
 dtype = 'auto'                  # auto | bfloat16 | float16 | float32
 compile = True                  # torch.compile the model
+cpu_keep_memory = True          # CPU: malloc keeps freed memory for the next step (model.keep_freed_memory)
 # -----------------------------------------------------------------------------
 config = configure(globals())
 
@@ -138,6 +139,8 @@ ptdtype = getattr(torch, dtype)
 autocast = nullcontext() if dtype == 'float32' else torch.autocast(device_type, dtype=ptdtype)
 torch.backends.cuda.matmul.allow_tf32 = True
 torch.backends.cudnn.allow_tf32 = True
+if device_type == 'cpu' and cpu_keep_memory:
+    keep_freed_memory()
 torch.manual_seed(seed)
 
 if batch_size % world_size:

@@ -33,9 +33,9 @@ MFU = achieved model FLOP/s / the device's dense bf16 peak (PEAK_FLOPS; on a CPU
 start-up as the best of a few cpu_peak_n^3 bf16 matmuls).
 On a CPU, `cpu share` is the CPU time the process got per wall-clock second and thread during the timed steps
 (spin-waiting threads included): well below 100% means other processes shared the cores, and the timings are
-then not the machine's. As train.py does, a CPU run first tells glibc's malloc to keep freed memory for reuse
-(model.keep_freed_memory: the step's large tensors then stop page-faulting in afresh; 1.7x at paper 1's LM
-shape); --cpu_keep_memory=False times the default allocator.
+then not the machine's. --cpu_keep_memory=True (as in train.py) first tells glibc's malloc to keep freed memory
+for reuse (model.keep_freed_memory: the step's large tensors stop page-faulting in afresh; 1.6x for bf16 +
+compile at paper 1's LM shape, but fp32 eager then grew past 24 GB and was killed, so it is off by default).
 """
 
 import builtins
@@ -100,7 +100,7 @@ json = ''                       # also write the results to this file
 device = 'auto'                 # auto | cpu | cuda | cuda:N
 dtype = 'auto'                  # auto | bfloat16 | float16 | float32
 compile = True
-cpu_keep_memory = True          # CPU: malloc keeps freed memory for the next step (model.keep_freed_memory)
+cpu_keep_memory = False         # CPU: malloc keeps freed memory for the next step (model.keep_freed_memory)
 seed = 1337
 # -----------------------------------------------------------------------------
 

@@ -335,10 +335,12 @@ def keep_freed_memory():
     training step page-faults its largest tensors in again. At paper 1's LM shape (8 x 1024 tokens, 50,304-way
     logits, bf16 + compile, 2 cores) zero-filling the 1.6 GB logit gradient alone took 1.4 s of a 14.2 s step,
     and writing the logits slowed the output-layer matmul 2.5x. mallopt(M_MMAP_MAX, 0) serves large blocks from
-    the heap and mallopt(M_TRIM_THRESHOLD, -1) never shrinks it, so every step reuses the same pages: 8.3 s
-    per step (bench.py). Same as MALLOC_MMAP_MAX_=0 in the environment plus no trimming. The cost: the process
-    keeps its peak resident memory until it exits. Returns True when applied, False without glibc (macOS,
-    Windows, musl), where nothing changes.
+    the heap and mallopt(M_TRIM_THRESHOLD, -1) never shrinks it, so every step reuses the same pages
+    (bench.py: 12.0 s -> 7.4 s per step). Like MALLOC_MMAP_MAX_=0 in the environment, plus no trimming. The
+    cost: the process keeps its peak resident memory until it exits, and without mmap the heap can fragment:
+    the same shape in fp32 eager mode (peak 13.9 GiB with the default allocator) grew to 23.2 GiB and was
+    killed. So train.py and bench.py call it only with cpu_keep_memory=True. Returns True when applied, False
+    without glibc (macOS, Windows, musl), where nothing changes.
     """
     try:
         libc = ctypes.CDLL('libc.so.6')

@@ -104,7 +104,8 @@ min_lr_ratio = 0.1              # cosine decays to learning_rate * min_lr_ratio
 device = 'auto'                 # auto | cpu | cuda | cuda:N | mps
 dtype = 'auto'                  # auto | bfloat16 | float16 | float32
 compile = True                  # torch.compile the model
-cpu_keep_memory = True          # CPU: malloc keeps freed memory for the next step (model.keep_freed_memory)
+cpu_keep_memory = False         # CPU: malloc keeps freed memory for the next step (model.keep_freed_memory;
+                                # faster large steps, but memory can grow: see its docstring)
 # -----------------------------------------------------------------------------
 config = configure(globals())
 

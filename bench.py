@@ -35,7 +35,7 @@ On a CPU, `cpu share` is the CPU time the process got per wall-clock second and 
 (spin-waiting threads included): well below 100% means other processes shared the cores, and the timings are
 then not the machine's. --cpu_keep_memory=True (as in train.py) first tells glibc's malloc to keep freed memory
 for reuse (model.keep_freed_memory: the step's large tensors stop page-faulting in afresh; 1.6x for bf16 +
-compile at paper 1's LM shape, but fp32 eager then grew past 24 GB and was killed, so it is off by default).
+compile at paper 1's LM shape, but fp32 eager then grew to 23 GiB and was OOM-killed, so it is off by default).
 """
 
 import builtins

@@ -140,8 +140,8 @@ ptdtype = getattr(torch, dtype)
 autocast = nullcontext() if dtype == 'float32' else torch.autocast(device_type, dtype=ptdtype)
 torch.backends.cuda.matmul.allow_tf32 = True
 torch.backends.cudnn.allow_tf32 = True
-if device_type == 'cpu' and cpu_keep_memory:
-    keep_freed_memory()
+if device_type == 'cpu' and cpu_keep_memory and not keep_freed_memory():
+    print("note: cpu_keep_memory needs glibc's malloc; ignored here", file=sys.stderr)
 torch.manual_seed(seed)
 
 if batch_size % world_size:

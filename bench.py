@@ -77,6 +77,7 @@ mlp = None
 residual = None
 norm = None
 init = None
+qk_init_std = 0.02
 freeze_qk = None
 freeze_mlp = None
 freeze_attn = None

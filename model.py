@@ -49,6 +49,7 @@ class GPTConfig:
     norm: str | None = None              # 'rms' | 'layer' | 'none'
     looped: bool = False                 # one block's weights reused by all n_layer layers
     init: str | None = None              # 'normal' (N(0, 0.02)) | 'uniform' (PyTorch Linear default) for blocks
+    qk_init_std: float = 0.02            # std of W_Q, W_K under init='normal' (SPEC: 0.02; see README, retrieval)
     # what is frozen at init
     freeze_qk: bool | None = None
     freeze_mlp: bool | None = None
@@ -79,6 +80,8 @@ class GPTConfig:
             raise ValueError(f"norm must be 'rms', 'layer' or 'none', got {self.norm!r}")
         if self.init not in ('normal', 'uniform'):
             raise ValueError(f"init must be 'normal' or 'uniform', got {self.init!r}")
+        if not self.qk_init_std > 0:
+            raise ValueError(f"qk_init_std must be positive, got {self.qk_init_std}")
         if self.mixit_scale not in ('code', 'paper'):
             raise ValueError(f"mixit_scale must be 'code' or 'paper', got {self.mixit_scale!r}")
         if self.n_embd % self.n_head and not self.head_dim:
@@ -222,13 +225,18 @@ class GPT(nn.Module):
 
     def _init_weights(self):
         """N(0, 0.02) for every matrix, N(0, 0.02/sqrt(2L)) for the output projections (SPEC §1); with
-        init='uniform' the blocks keep PyTorch's Linear default U(-1/sqrt(fan_in), 1/sqrt(fan_in)) (paper 2)."""
+        init='uniform' the blocks keep PyTorch's Linear default U(-1/sqrt(fan_in), 1/sqrt(fan_in)) (paper 2).
+        W_Q and W_K take N(0, qk_init_std) instead (0.02 unless a config says otherwise)."""
         c = self.config
         for name, p in self.named_parameters():
             if name.endswith('bias'):
                 nn.init.zeros_(p)
             elif p.dim() == 2 and (c.init == 'normal' or not name.startswith('transformer.h.')):
-                std = 0.02 / math.sqrt(2 * c.n_layer) if name.endswith('c_proj.weight') else 0.02
+                std = 0.02
+                if name.endswith('c_proj.weight'):
+                    std = 0.02 / math.sqrt(2 * c.n_layer)
+                elif name.endswith(('c_q.weight', 'c_k.weight')):
+                    std = c.qk_init_std
                 nn.init.normal_(p, mean=0.0, std=std)
 
     def _freeze(self):

@@ -84,6 +84,7 @@ mlp = None
 residual = None
 norm = None
 init = None
+qk_init_std = 0.02              # std of the (possibly frozen) W_Q, W_K at init; SPEC's 0.02 unless a config says otherwise
 freeze_qk = None
 freeze_mlp = None
 freeze_attn = None

@@ -151,3 +151,16 @@ def test_bad_flags_raise_clear_errors():
         GPTConfig(norm='batch')
     with pytest.raises(ValueError, match='block_size'):
         tiny('standard')(torch.zeros(1, 13, dtype=torch.long))
+    with pytest.raises(ValueError, match='qk_init_std'):
+        GPTConfig(qk_init_std=0.0)
+
+
+def test_qk_init_std_sets_only_query_and_key():
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(variant='frozen_qk', vocab_size=11, block_size=12, n_layer=2, n_head=4, n_embd=256,
+                          qk_init_std=0.08))
+    attn = model.transformer.h[1].attn
+    assert attn.c_q.weight.std().item() == pytest.approx(0.08, rel=0.02)
+    assert attn.c_k.weight.std().item() == pytest.approx(0.08, rel=0.02)
+    assert attn.c_v.weight.std().item() == pytest.approx(0.02, rel=0.02)
+    assert not attn.c_q.weight.requires_grad

@@ -159,14 +159,31 @@ class Attention(nn.Module):
             y = (self.A[:, :T, :T].to(v.dtype) @ v).view(self.n_head, T, B, self.v_dim).permute(2, 0, 1, 3)
         else:
             v = self.c_v(x).view(B, T, self.n_head, self.v_dim).transpose(1, 2)          # (B, H, T, v_dim)
-            q = self.c_q(x).view(B, T, self.n_head, self.head_dim).transpose(1, 2)       # (B, H, T, d)
-            k = self.c_k(x).view(B, T, self.n_head, self.head_dim).transpose(1, 2)
-            if rope is not None:
-                q, k = rotary(q, *rope), rotary(k, *rope)
+            q, k = self.query_key(x, rope)
             y = F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=self.scale)
         if self.c_proj is None:  # paper 2: heads write full-width values that are summed
             return y.sum(dim=1)
         return self.c_proj(y.transpose(1, 2).reshape(B, T, C))
+
+    def query_key(self, x, rope):
+        """q, k: (B, H, T, d) each, rotated when rope is given."""
+        B, T, _ = x.shape
+        q = self.c_q(x).view(B, T, self.n_head, self.head_dim).transpose(1, 2)
+        k = self.c_k(x).view(B, T, self.n_head, self.head_dim).transpose(1, 2)
+        if rope is not None:
+            q, k = rotary(q, *rope), rotary(k, *rope)
+        return q, k
+
+    def probs(self, x, rope):
+        """The attention weights that forward applies to the values: (B, H, T, T), row t over positions <= t.
+        Softmax rows sum to 1; MixiT's rows are its static A (sum 1, entries may be negative)."""
+        B, T, _ = x.shape
+        if self.mixit:
+            return self.A[:, :T, :T].expand(B, -1, -1, -1)
+        q, k = self.query_key(x, rope)
+        scores = (q @ k.transpose(-2, -1)) * self.scale
+        future = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)
+        return scores.masked_fill(future, float('-inf')).softmax(dim=-1)
 
 
 class MLP(nn.Module):
@@ -262,19 +279,39 @@ class GPT(nn.Module):
         params = list(self.parameters())
         return sum(p.numel() for p in params if p.requires_grad), sum(p.numel() for p in params)
 
-    def forward(self, idx, targets=None):
-        """idx: (B, T) token ids, T <= block_size; targets: (B, T) ids with -1 at positions that are not
-        scored. Returns (logits, loss): logits (B, T, V) when targets are given, else (B, 1, V) for the
-        last position; loss is the mean cross-entropy in nats over scored positions, or None."""
-        B, T = idx.shape
+    def embed(self, idx):
+        """The residual stream's input (B, T, n_embd) for token ids idx (B, T), and the rotary tables for T."""
+        T = idx.shape[1]
         if T > self.config.block_size:
             raise ValueError(f"sequence length {T} exceeds block_size {self.config.block_size}")
         x = self.transformer.wte(idx)
         if self.transformer.wpe is not None:
             x = x + self.transformer.wpe(torch.arange(T, device=idx.device))
         rope = (self.rope_cos[:T], self.rope_sin[:T]) if self.config.rope else None
-        for layer in range(self.config.n_layer):
-            x = self.transformer.h[0 if self.config.looped else layer](x, rope)
+        return x, rope
+
+    def blocks(self):
+        """The n_layer blocks in order (one block repeated when looped)."""
+        return [self.transformer.h[0 if self.config.looped else layer] for layer in range(self.config.n_layer)]
+
+    @torch.no_grad()
+    def attention_probs(self, idx):
+        """Every layer's attention weights for token ids idx (B, T): a list of n_layer tensors (B, H, T, T),
+        entry [b, h, t, s] = how much position t takes from position s <= t (see Attention.probs)."""
+        x, rope = self.embed(idx)
+        probs = []
+        for block in self.blocks():
+            probs.append(block.attn.probs(block.ln_1(x), rope))
+            x = block(x, rope)
+        return probs
+
+    def forward(self, idx, targets=None):
+        """idx: (B, T) token ids, T <= block_size; targets: (B, T) ids with -1 at positions that are not
+        scored. Returns (logits, loss): logits (B, T, V) when targets are given, else (B, 1, V) for the
+        last position; loss is the mean cross-entropy in nats over scored positions, or None."""
+        x, rope = self.embed(idx)
+        for block in self.blocks():
+            x = block(x, rope)
         x = self.transformer.ln_f(x)
         if targets is None:
             return self.lm_head(x[:, [-1], :]), None

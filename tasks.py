@@ -158,6 +158,26 @@ def retrieval(seed=0, fixed_train=False, n_train=40_000, n_test=4_000, vocab_siz
     return make_streaming('retrieval', V, sample, seed, fixed_train, n_train, n_test)
 
 
+def retrieval_circuit(attn_1, attn_2, x, y):
+    """How far two attention layers form the induction circuit that solves retrieval: layer 1 copies each
+    key into the value after it, layer 2 matches the query against those copies and reads the value.
+
+    attn_1, attn_2: (N, H, T, T) attention weights of layers 1 and 2 (model.GPT.attention_probs, as numpy);
+    x, y: (N, T) retrieval inputs and targets. Returns (to_key, to_value), (H,) each: layer 1's mean weight
+    from every value position to its own key, and layer 2's mean weight from the query to the asked value.
+    Uniform causal attention gives about 1/(t+1) at position t."""
+    attn_1, attn_2, x, y = (np.asarray(a) for a in (attn_1, attn_2, x, y))
+    N, T = x.shape
+    rows, t = np.arange(N), np.arange(T)
+    query = (y >= 0).argmax(axis=1)                                        # position 2m
+    prev = np.diagonal(attn_1, offset=-1, axis1=2, axis2=3)                # [n, h, j]: position j+1 -> j
+    is_value = (t[1:] % 2 == 1) & (t[1:] < query[:, None])                 # (N, T-1)
+    to_key = (prev * is_value[:, None]).sum(axis=(0, 2)) / is_value.sum()
+    asked = np.argmax((x == x[rows, query][:, None]) & (t < query[:, None]), axis=1)   # the asked key
+    to_value = attn_2[rows, :, query, asked + 1].mean(axis=0)
+    return to_key, to_value
+
+
 # -----------------------------------------------------------------------------
 # k-hop induction heads (Sanford, Hsu, Telgarsky 2024; paper 1 §3.1, paper 2 §5.1)
 

@@ -164,3 +164,22 @@ def test_qk_init_std_sets_only_query_and_key():
     assert attn.c_k.weight.std().item() == pytest.approx(0.08, rel=0.02)
     assert attn.c_v.weight.std().item() == pytest.approx(0.02, rel=0.02)
     assert not attn.c_q.weight.requires_grad
+
+
+@pytest.mark.parametrize('variant', ['standard', 'frozen_qk', 'mixit', 'universal'])
+def test_attention_probs_are_what_forward_applies(variant):
+    model = tiny(variant, n_head=4, n_embd=32)
+    idx = torch.randint(0, 11, (3, 12))
+    probs = model.attention_probs(idx)
+    assert len(probs) == 2 and probs[0].shape == (3, 4, 12, 12)
+    x, rope = model.embed(idx)
+    block = model.blocks()[0]
+    h = block.ln_1(x)
+    attn = block.attn
+    v = attn.c_v(h).view(3, 12, 4, attn.v_dim).transpose(1, 2)
+    y = probs[0] @ v                                                   # (B, H, T, v_dim)
+    y = y.sum(dim=1) if attn.c_proj is None else attn.c_proj(y.transpose(1, 2).reshape(3, 12, -1))
+    torch.testing.assert_close(y, attn(h, rope), atol=1e-5, rtol=1e-4)
+    for p in probs:
+        torch.testing.assert_close(p.sum(-1), torch.ones(3, 4, 12))
+        assert (p.triu(1) == 0).all()

@@ -141,3 +141,24 @@ def test_bad_task_settings_raise():
         tasks.make_task('retrieval', vocab_size=16, m_max=9)
     with pytest.raises(ValueError, match='retrieval'):
         tasks.make_task('retrieval', m_maxx=3)
+
+
+def test_retrieval_circuit_reads_an_ideal_and_a_uniform_attention():
+    x, y = tasks.retrieval(seed=3, n_test=50, vocab_size=32, m_max=5).test
+    N, T = x.shape
+    query = (y >= 0).argmax(axis=1)
+    ideal_1, ideal_2 = np.zeros((N, 2, T, T)), np.zeros((N, 2, T, T))
+    for n in range(N):
+        for t in range(T):
+            ideal_1[n, 1, t, max(t - 1, 0)] = 1                              # head 1: previous token
+        asked = list(x[n]).index(x[n, query[n]])
+        ideal_2[n, 0, query[n], asked + 1] = 1                               # head 0: the asked value
+    to_key, to_value = tasks.retrieval_circuit(ideal_1, ideal_2, x, y)
+    np.testing.assert_allclose(to_key, [0, 1])
+    np.testing.assert_allclose(to_value, [1, 0])
+    uniform = np.tril(np.ones((T, T))) / np.arange(1, T + 1)[:, None]
+    uniform = np.broadcast_to(uniform, (N, 2, T, T))
+    to_key, to_value = tasks.retrieval_circuit(uniform, uniform, x, y)
+    value_positions = [t for n in range(N) for t in range(1, query[n], 2)]
+    np.testing.assert_allclose(to_key, np.mean([1 / (t + 1) for t in value_positions]))
+    np.testing.assert_allclose(to_value, np.mean(1 / (query + 1)))

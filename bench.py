@@ -203,9 +203,9 @@ torch.backends.cudnn.allow_tf32 = True
 model_keys = {f.name for f in fields(GPTConfig)}
 
 
-def measure_cpu_peak(n, reps=5):
-    """The best FLOP/s of reps bf16 matmuls (n x n) @ (n x n) on this CPU with torch's threads."""
-    a, b = torch.randn(n, n, dtype=torch.bfloat16), torch.randn(n, n, dtype=torch.bfloat16)
+def measure_cpu_peak(n, dtype=torch.bfloat16, reps=5):
+    """The best FLOP/s of reps matmuls (n x n) @ (n x n) in dtype on this CPU with torch's threads."""
+    a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
     a @ b
     best = float('inf')
     for _ in range(reps):
@@ -291,6 +291,11 @@ elif device_type == 'cuda':
 else:
     peak_flops = measure_cpu_peak(cpu_peak_n)
     peak_source = f'measured, {cpu_peak_n}^3 bf16 matmul, {torch.get_num_threads()} threads'
+    fp32_flops = measure_cpu_peak(cpu_peak_n, torch.float32)
+    peak_source += f'; fp32 {fp32_flops / 1e12:.2f}'
+    if fp32_flops > peak_flops and dtype != 'float32':
+        print(f"note: this CPU's bf16 matmul ({peak_flops / 1e12:.2f} TFLOP/s) is slower than its fp32 "
+              f"({fp32_flops / 1e12:.2f}), so --dtype=float32 will likely train faster here")
 
 tokens_per_iter = batch_size * T
 load_start = os.getloadavg()   # 1, 5, 15-minute load averages: other processes on this machine

@@ -36,6 +36,8 @@ On a CPU, `cpu share` is the CPU time the process got per wall-clock second and 
 then not the machine's. --cpu_keep_memory=True (as in train.py) first tells glibc's malloc to keep freed memory
 for reuse (model.keep_freed_memory: the step's large tensors stop page-faulting in afresh; 1.6x for bf16 +
 compile at paper 1's LM shape, but fp32 eager then grew to 23 GiB and was OOM-killed, so it is off by default).
+--cpu_huge_pages (on by default) puts tensors of 2 MiB and more on transparent huge pages (model.use_huge_pages):
+fewer page faults, same footprint.
 """
 
 import builtins
@@ -52,7 +54,7 @@ from dataclasses import fields
 import torch
 
 from configurator import ConfigError, apply_file, apply_override
-from model import GPT, GPTConfig, VARIANTS, keep_freed_memory
+from model import GPT, GPTConfig, VARIANTS, keep_freed_memory, use_huge_pages
 
 # ----------------------------------------------------------------------------- model (paper 1's LM shape)
 variant = 'standard'
@@ -102,6 +104,7 @@ device = 'auto'                 # auto | cpu | cuda | cuda:N
 dtype = 'auto'                  # auto | bfloat16 | float16 | float32
 compile = True
 cpu_keep_memory = False         # CPU: malloc keeps freed memory for the next step (model.keep_freed_memory)
+cpu_huge_pages = True           # CPU: tensors >= 2 MiB on transparent huge pages (model.use_huge_pages)
 seed = 1337
 # -----------------------------------------------------------------------------
 
@@ -282,6 +285,7 @@ def time_steps(run, n):
 
 # ----------------------------------------------------------------------------- peak and runs
 kept = device_type == 'cpu' and cpu_keep_memory and keep_freed_memory()
+huge = device_type == 'cpu' and cpu_huge_pages and use_huge_pages()
 if peak_flops:
     peak_source = 'given'
 elif device_type == 'cuda':
@@ -302,7 +306,7 @@ load_start = os.getloadavg()   # 1, 5, 15-minute load averages: other processes 
 print(f"{device} ({torch.get_num_threads()} threads) | {dtype} | compile {compile} | {n_layer} layers, n_embd "
       f"{n_embd}, {n_head} heads, vocab {vocab_size}, T {T} | batch {batch_size} = {micro_batch_size} x {grad_accum} "
       f"accum | {tokens_per_iter:,} tokens/iter | peak {peak_flops / 1e12:.2f} TFLOP/s ({peak_source}) | "
-      f"load {load_start[0]:.2f}" + (" | malloc keeps freed memory" if kept else ""))
+      f"load {load_start[0]:.2f}" + (" | malloc keeps freed memory" if kept else "") + (" | huge pages" if huge else ""))
 results = []
 if rounds == 1:       # one variant at a time: only one model in memory
     for name in names:
@@ -351,6 +355,7 @@ if json:
                       n_head=n_head, n_embd=n_embd, vocab_size=vocab_size, T=T, batch_size=batch_size,
                       micro_batch_size=micro_batch_size, warmup=warmup, iters=iters, rounds=rounds,
                       peak_flops=peak_flops, peak_source=peak_source, malloc_keeps_freed_memory=kept,
+                      huge_pages=huge,
                       load_avg_start=load_start, load_avg_end=os.getloadavg(),
                       torch=torch.__version__, argv=sys.argv[1:])
     with open(json, 'w') as f:

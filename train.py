@@ -29,7 +29,7 @@ from tqdm import tqdm
 
 import tasks
 from configurator import configure
-from model import GPT, GPTConfig, keep_freed_memory
+from model import GPT, GPTConfig, keep_freed_memory, use_huge_pages
 
 # ----------------------------------------------------------------------------- I/O
 out_dir = 'out'
@@ -107,6 +107,7 @@ dtype = 'auto'                  # auto | bfloat16 | float16 | float32
 compile = True                  # torch.compile the model
 cpu_keep_memory = False         # CPU: malloc keeps freed memory for the next step (model.keep_freed_memory;
                                 # faster large steps, but memory can grow: see its docstring)
+cpu_huge_pages = True           # CPU: tensors >= 2 MiB on transparent huge pages (model.use_huge_pages)
 # -----------------------------------------------------------------------------
 config = configure(globals())
 
@@ -141,6 +142,8 @@ ptdtype = getattr(torch, dtype)
 autocast = nullcontext() if dtype == 'float32' else torch.autocast(device_type, dtype=ptdtype)
 torch.backends.cuda.matmul.allow_tf32 = True
 torch.backends.cudnn.allow_tf32 = True
+if device_type == 'cpu' and cpu_huge_pages:
+    use_huge_pages()
 if device_type == 'cpu' and cpu_keep_memory and not keep_freed_memory():
     print("note: cpu_keep_memory needs glibc's malloc; ignored here", file=sys.stderr)
 torch.manual_seed(seed)

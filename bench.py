@@ -36,8 +36,8 @@ On a CPU, `cpu share` is the CPU time the process got per wall-clock second and 
 then not the machine's. --cpu_keep_memory=True (as in train.py) first tells glibc's malloc to keep freed memory
 for reuse (model.keep_freed_memory: the step's large tensors stop page-faulting in afresh; 1.6x for bf16 +
 compile at paper 1's LM shape, but fp32 eager then grew to 23 GiB and was OOM-killed, so it is off by default).
---cpu_huge_pages (on by default) puts tensors of 2 MiB and more on transparent huge pages (model.use_huge_pages):
-fewer page faults, same footprint.
+--cpu_huge_pages=True puts tensors of 2 MiB and more on transparent huge pages (model.use_huge_pages): fewer
+page faults, same footprint; not a measured win yet (README), so off by default.
 """
 
 import builtins
@@ -104,7 +104,7 @@ device = 'auto'                 # auto | cpu | cuda | cuda:N
 dtype = 'auto'                  # auto | bfloat16 | float16 | float32
 compile = True
 cpu_keep_memory = False         # CPU: malloc keeps freed memory for the next step (model.keep_freed_memory)
-cpu_huge_pages = True           # CPU: tensors >= 2 MiB on transparent huge pages (model.use_huge_pages)
+cpu_huge_pages = False          # CPU: tensors >= 2 MiB on transparent huge pages (model.use_huge_pages)
 seed = 1337
 # -----------------------------------------------------------------------------
 

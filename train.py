@@ -107,7 +107,7 @@ dtype = 'auto'                  # auto | bfloat16 | float16 | float32
 compile = True                  # torch.compile the model
 cpu_keep_memory = False         # CPU: malloc keeps freed memory for the next step (model.keep_freed_memory;
                                 # faster large steps, but memory can grow: see its docstring)
-cpu_huge_pages = True           # CPU: tensors >= 2 MiB on transparent huge pages (model.use_huge_pages)
+cpu_huge_pages = False          # CPU: tensors >= 2 MiB on transparent huge pages (model.use_huge_pages)
 # -----------------------------------------------------------------------------
 config = configure(globals())
 

@@ -377,14 +377,14 @@ class GPT(nn.Module):
 def use_huge_pages():
     """Ask PyTorch's CPU allocator to back tensors of 2 MiB and more with transparent huge pages.
 
-    Sets THP_MEM_ALLOC_ENABLE=1 (PyTorch >= 2.2 reads it at allocation time): large blocks are 2 MiB-aligned
+    Sets THP_MEM_ALLOC_ENABLE=1 (read by PyTorch >= 2.2 at its first such allocation): blocks are 2 MiB-aligned
     and madvise(MADV_HUGEPAGE)d, so a fresh 1.6 GB tensor faults in 800 pages instead of 400,000. Unlike
     keep_freed_memory the memory is still returned to the OS on free, so the footprint does not change.
     Measured on a 2-core Intel Xeon: zero-filling a fresh (8, 1024, 50304) fp32 tensor 0.35-0.44 s -> 0.20-0.29 s
     (the first one 1.8-4.2 s, while the kernel assembles huge pages); bench.py at paper 1's LM shape, bf16 +
-    compile, 43.2 s -> 37.7 s per step, but fp32 eager at T = 256 no faster (two runs each; README), so train.py
-    and bench.py call it only with cpu_huge_pages=True. Must run before the process's first tensor of 2 MiB
-    or more (PyTorch reads the variable once). Returns True when set, False where the kernel has no
+    compile, 43.2 s -> 37.7 s per step (one run each), but fp32 eager at T = 256 no faster (two runs each;
+    README), so train.py and bench.py call it only with cpu_huge_pages=True. Must run before the process's
+    first tensor of 2 MiB or more: later, it has no effect. Returns True when set, False where the kernel has no
     transparent huge pages (not Linux, or THP 'never'), where nothing changes."""
     try:
         with open('/sys/kernel/mm/transparent_hugepage/enabled') as f:

@@ -37,7 +37,7 @@ then not the machine's. --cpu_keep_memory=True (as in train.py) first tells glib
 for reuse (model.keep_freed_memory: the step's large tensors stop page-faulting in afresh; 1.6x for bf16 +
 compile at paper 1's LM shape, but fp32 eager then grew to 23 GiB and was OOM-killed, so it is off by default).
 --cpu_huge_pages=True puts tensors of 2 MiB and more on transparent huge pages (model.use_huge_pages): fewer
-page faults, same footprint; not a measured win yet (README), so off by default.
+page faults, same footprint; no faster step measured (README), so off by default.
 """
 
 import builtins

@@ -382,8 +382,8 @@ def use_huge_pages():
     keep_freed_memory the memory is still returned to the OS on free, so the footprint does not change.
     Measured on a 2-core Intel Xeon: zero-filling a fresh (8, 1024, 50304) fp32 tensor 0.35-0.44 s -> 0.20-0.29 s
     (the first one 1.8-4.2 s, while the kernel assembles huge pages); bench.py at paper 1's LM shape, bf16 +
-    compile, 43.2 s -> 37.7 s per step (one run each), but fp32 eager at T = 256 no faster (two runs each;
-    README), so train.py and bench.py call it only with cpu_huge_pages=True. Must run before the process's
+    compile, no faster per step (two pairs of runs: 43.2 -> 37.7 s, then 35.3 -> 37.6 s), nor fp32 eager at
+    T = 256 (README), so train.py and bench.py call it only with cpu_huge_pages=True. Must run before the process's
     first tensor of 2 MiB or more: later, it has no effect. Returns True when set, False where the kernel has no
     transparent huge pages (not Linux, or THP 'never'), where nothing changes."""
     try:

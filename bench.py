@@ -306,7 +306,8 @@ load_start = os.getloadavg()   # 1, 5, 15-minute load averages: other processes 
 print(f"{device} ({torch.get_num_threads()} threads) | {dtype} | compile {compile} | {n_layer} layers, n_embd "
       f"{n_embd}, {n_head} heads, vocab {vocab_size}, T {T} | batch {batch_size} = {micro_batch_size} x {grad_accum} "
       f"accum | {tokens_per_iter:,} tokens/iter | peak {peak_flops / 1e12:.2f} TFLOP/s ({peak_source}) | "
-      f"load {load_start[0]:.2f}" + (" | malloc keeps freed memory" if kept else "") + (" | huge pages" if huge else ""))
+      f"load {load_start[0]:.2f}" + (" | malloc keeps freed memory" if kept else "")
+      + (" | huge pages" if huge else ""))
 results = []
 if rounds == 1:       # one variant at a time: only one model in memory
     for name in names:

@@ -22,6 +22,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from universal import attention
+
 VARIANTS = ('standard', 'frozen_qk', 'frozen_mlp', 'mixit', 'random', 'universal')
 
 
@@ -182,9 +184,7 @@ class Attention(nn.Module):
         if self.mixit:
             return self.A[:, :T, :T].expand(B, -1, -1, -1)
         q, k = self.query_key(x, rope)
-        scores = (q @ k.transpose(-2, -1)) * self.scale
-        future = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)
-        return scores.masked_fill(future, float('-inf')).softmax(dim=-1)
+        return attention(q * self.scale, k, causal=True)
 
 
 class MLP(nn.Module):

@@ -142,8 +142,8 @@ ptdtype = getattr(torch, dtype)
 autocast = nullcontext() if dtype == 'float32' else torch.autocast(device_type, dtype=ptdtype)
 torch.backends.cuda.matmul.allow_tf32 = True
 torch.backends.cudnn.allow_tf32 = True
-if device_type == 'cpu' and cpu_huge_pages:
-    use_huge_pages()
+if device_type == 'cpu' and cpu_huge_pages and not use_huge_pages():
+    print("note: cpu_huge_pages needs Linux transparent huge pages; ignored here", file=sys.stderr)
 if device_type == 'cpu' and cpu_keep_memory and not keep_freed_memory():
     print("note: cpu_keep_memory needs glibc's malloc; ignored here", file=sys.stderr)
 torch.manual_seed(seed)

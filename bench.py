@@ -29,8 +29,11 @@ FLOP convention (model.GPT.flops_per_token): matmul FLOPs of one training step, 
   - embeddings (gathers), norms, activations, softmax, rotary, the loss and the optimizer are not counted.
   The kernels do more than this count: flash attention recomputes S in its backward, and MixiT's matmul runs the
   whole T x T block although A is lower triangular, so both run about twice their counted attention work.
-MFU = achieved model FLOP/s / the device's dense bf16 peak (PEAK_FLOPS; on a CPU the peak is measured at
-start-up as the best of a few cpu_peak_n^3 bf16 matmuls).
+MFU = achieved model FLOP/s / the device's peak: on a GPU its dense bf16 peak (PEAK_FLOPS), on a CPU the best of
+a few cpu_peak_n^3 matmuls in the dtype the step multiplies in (bf16, fp16 or fp32), measured at start-up.
+--dtype=auto (the default) trains in bf16 on a GPU and, on a CPU, in bf16 only where the CPU multiplies bf16
+faster than fp32 (model.auto_cpu_dtype: yes on the AMD EPYC of the README's table, no on an Intel Xeon without
+AMX), as train.py does.
 On a CPU, `cpu share` is the CPU time the process got per wall-clock second and thread during the timed steps
 (spin-waiting threads included): well below 100% means other processes shared the cores, and the timings are
 then not the machine's. --cpu_keep_memory=True (as in train.py) first tells glibc's malloc to keep freed memory
@@ -54,7 +57,7 @@ from dataclasses import fields
 import torch
 
 from configurator import ConfigError, apply_file, apply_override
-from model import GPT, GPTConfig, VARIANTS, keep_freed_memory, use_huge_pages
+from model import GPT, GPTConfig, VARIANTS, auto_cpu_dtype, cpu_matmul_flops, keep_freed_memory, use_huge_pages
 
 # ----------------------------------------------------------------------------- model (paper 1's LM shape)
 variant = 'standard'
@@ -97,7 +100,7 @@ warmup = 3                      # untimed steps (the first compiles)
 iters = 10                      # timed steps; the median is reported
 rounds = 1                      # >1: interleave the variants' timed steps in this many rounds
 peak_flops = 0.0                # FLOP/s for MFU; 0: PEAK_FLOPS for a GPU, measured on a CPU
-cpu_peak_n = 4096               # size of the square bf16 matmul that measures a CPU's peak
+cpu_peak_n = 4096               # size of the square matmuls that measure a CPU's peak
 json = ''                       # also write the results to this file
 # ----------------------------------------------------------------------------- system
 device = 'auto'                 # auto | cpu | cuda | cuda:N
@@ -187,8 +190,8 @@ if device_type not in ('cpu', 'cuda'):
     fail(f"device must be auto, cpu, cuda or cuda:N, got {device!r}")
 if device_type == 'cuda' and not torch.cuda.is_available():
     fail("--device=cuda but CUDA is not available")
-if dtype == 'auto':
-    dtype = 'bfloat16' if device_type == 'cpu' or torch.cuda.is_bf16_supported() else 'float16'
+if dtype == 'auto':            # as train.py: on a CPU bf16 only where its matmul beats fp32's
+    dtype = auto_cpu_dtype()[0] if device_type == 'cpu' else 'bfloat16' if torch.cuda.is_bf16_supported() else 'float16'
 if dtype not in ('bfloat16', 'float16', 'float32'):
     fail(f"dtype must be auto, bfloat16, float16 or float32, got {dtype!r}")
 micro_batch_size = micro_batch_size or batch_size
@@ -204,18 +207,6 @@ autocast = nullcontext() if dtype == 'float32' else torch.autocast(device_type, 
 torch.backends.cuda.matmul.allow_tf32 = True
 torch.backends.cudnn.allow_tf32 = True
 model_keys = {f.name for f in fields(GPTConfig)}
-
-
-def measure_cpu_peak(n, dtype=torch.bfloat16, reps=5):
-    """The best FLOP/s of reps matmuls (n x n) @ (n x n) in dtype on this CPU with torch's threads."""
-    a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
-    a @ b
-    best = float('inf')
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        a @ b
-        best = min(best, time.perf_counter() - t0)
-    return 2 * n ** 3 / best
 
 
 def sync():
@@ -292,14 +283,14 @@ elif device_type == 'cuda':
     gpu = torch.cuda.get_device_name(device)
     peak_flops = next((v for k, v in PEAK_FLOPS.items() if k in gpu), 0.0)
     peak_source = f'PEAK_FLOPS[{gpu}]' if peak_flops else f'{gpu} not in PEAK_FLOPS (set --peak_flops)'
-else:
-    peak_flops = measure_cpu_peak(cpu_peak_n)
-    peak_source = f'measured, {cpu_peak_n}^3 bf16 matmul, {torch.get_num_threads()} threads'
-    fp32_flops = measure_cpu_peak(cpu_peak_n, torch.float32)
-    peak_source += f'; fp32 {fp32_flops / 1e12:.2f}'
-    if fp32_flops > peak_flops and dtype != 'float32':
+else:                           # the peak of the dtype the matmuls run in; bf16 and fp32 both shown
+    cpu_peaks = {name: cpu_matmul_flops(getattr(torch, name), cpu_peak_n) for name in dict.fromkeys(('bfloat16', 'float32', dtype))}
+    peak_flops = cpu_peaks[dtype]
+    peak_source = (f"measured, {cpu_peak_n}^3 {dtype} matmul, {torch.get_num_threads()} threads; bf16 "
+                   f"{cpu_peaks['bfloat16'] / 1e12:.2f}, fp32 {cpu_peaks['float32'] / 1e12:.2f}")
+    if dtype == 'bfloat16' and cpu_peaks['float32'] > peak_flops:
         print(f"note: this CPU's bf16 matmul ({peak_flops / 1e12:.2f} TFLOP/s) is slower than its fp32 "
-              f"({fp32_flops / 1e12:.2f}), so --dtype=float32 will likely train faster here")
+              f"({cpu_peaks['float32'] / 1e12:.2f}), so --dtype=float32 (or auto) will likely train faster here")
 
 tokens_per_iter = batch_size * T
 load_start = os.getloadavg()   # 1, 5, 15-minute load averages: other processes on this machine

@@ -16,6 +16,7 @@ Frozen parameters have requires_grad=False and never enter the optimizer; MixiT'
 import ctypes
 import math
 import os
+import time
 from dataclasses import dataclass
 
 import torch
@@ -372,6 +373,33 @@ class GPT(nn.Module):
                 logits[logits < v[:, [-1]]] = -float('inf')
             idx = torch.cat((idx, torch.multinomial(F.softmax(logits, dim=-1), num_samples=1)), dim=1)
         return idx
+
+
+def cpu_matmul_flops(dtype, n=4096, reps=5):
+    """FLOP/s of the fastest of reps (n, n) @ (n, n) matmuls in dtype (a torch.dtype) on this CPU, with torch's
+    current number of threads, after one untimed matmul. bench.py takes it as a CPU's peak for MFU (n = 4096:
+    0.1-0.7 s per matmul on a 2-core CPU)."""
+    a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
+    a @ b
+    best = float('inf')
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        a @ b
+        best = min(best, time.perf_counter() - t0)
+    return 2 * n ** 3 / best
+
+
+def auto_cpu_dtype(n=1024):
+    """What dtype='auto' trains in on a CPU: 'bfloat16' (autocast) when this CPU multiplies bf16 matrices faster
+    than fp32 ones, else 'float32'. Returns (name, bf16 FLOP/s, fp32 FLOP/s) from cpu_matmul_flops at size n
+    (about 0.1 s in all).
+
+    Whether bf16 pays depends on the chip, not on torch: on the AMD EPYC of this repo's first sessions a 4096^3
+    bf16 matmul ran at 0.81 TFLOP/s against 0.19 in fp32 (bf16 autocast + compile trained 2.7x faster than fp32
+    eager), while on an Intel Xeon with avx512_bf16 but no AMX the same matmul ran at 0.19 against 0.36, and bf16
+    trained slower than fp32 (README, Performance)."""
+    bf16, fp32 = cpu_matmul_flops(torch.bfloat16, n), cpu_matmul_flops(torch.float32, n)
+    return ('bfloat16' if bf16 > fp32 else 'float32'), bf16, fp32
 
 
 def use_huge_pages():

@@ -29,7 +29,7 @@ from tqdm import tqdm
 
 import tasks
 from configurator import configure
-from model import GPT, GPTConfig, keep_freed_memory, use_huge_pages
+from model import GPT, GPTConfig, auto_cpu_dtype, keep_freed_memory, use_huge_pages
 
 # ----------------------------------------------------------------------------- I/O
 out_dir = 'out'
@@ -103,7 +103,7 @@ lr_decay_iters = 0              # 0: max_iters
 min_lr_ratio = 0.1              # cosine decays to learning_rate * min_lr_ratio
 # ----------------------------------------------------------------------------- system
 device = 'auto'                 # auto | cpu | cuda | cuda:N | mps
-dtype = 'auto'                  # auto | bfloat16 | float16 | float32
+dtype = 'auto'                  # auto | bfloat16 | float16 | float32 (auto on a CPU: model.auto_cpu_dtype)
 compile = True                  # torch.compile the model
 cpu_keep_memory = False         # CPU: malloc keeps freed memory for the next step (model.keep_freed_memory;
                                 # faster large steps, but memory can grow: see its docstring)
@@ -133,9 +133,17 @@ master = rank == 0
 device_type = device.split(':')[0]
 if device_type not in ('cpu', 'cuda', 'mps'):
     fail(f"device must be auto, cpu, cuda, cuda:N or mps, got {device!r}")
-if dtype == 'auto':
+dtype_note = ''
+if dtype == 'auto' and device_type == 'cpu':   # bf16 autocast only where this CPU multiplies bf16 faster
+    dtype, bf16_flops, fp32_flops = auto_cpu_dtype()
+    if ddp:                                      # every rank trains in rank 0's choice
+        choice = [dtype]
+        dist.broadcast_object_list(choice, src=0)
+        dtype = choice[0]
+    dtype_note = f" (auto: matmul bf16 {bf16_flops / 1e12:.2f} vs fp32 {fp32_flops / 1e12:.2f} TFLOP/s here)"
+elif dtype == 'auto':
     dtype = {'cuda': 'bfloat16' if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else 'float16',
-             'cpu': 'bfloat16', 'mps': 'float32'}[device_type]
+             'mps': 'float32'}[device_type]
 if dtype not in ('bfloat16', 'float16', 'float32'):
     fail(f"dtype must be auto, bfloat16, float16 or float32, got {dtype!r}")
 ptdtype = getattr(torch, dtype)
@@ -318,8 +326,8 @@ if master:
             if os.path.exists(os.path.join(out_dir, name)):
                 os.remove(os.path.join(out_dir, name))
     print(f"task {task} | variant {model_args['variant']} | {n_trainable:,} trainable of {n_total:,} parameters | "
-          f"{world_size} process(es) on {device}, {dtype} | global batch {batch_size} = {micro_batch_size} x "
-          f"{grad_accum} accum x {world_size} ranks | {batch_size * T:,} tokens/iter")
+          f"{world_size} process(es) on {device}, {dtype}{dtype_note} | global batch {batch_size} = "
+          f"{micro_batch_size} x {grad_accum} accum x {world_size} ranks | {batch_size * T:,} tokens/iter")
 tokens_per_iter = batch_size * T
 pbar = tqdm(total=max_iters, initial=iter_num, disable=None if master else True, dynamic_ncols=True, leave=False)
 loss_accum, t_log, iters_since_log = torch.zeros((), device=device), time.perf_counter(), 0

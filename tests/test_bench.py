@@ -127,6 +127,17 @@ def test_bench_end_to_end(tmp_path):
     assert bad.returncode == 2 and bad.stderr.strip().startswith('error: unknown variant')
 
 
+def test_auto_cpu_dtype_picks_the_faster_matmul(monkeypatch):
+    import model
+    for bf16, fp32, expected in [(8e11, 2e11, 'bfloat16'), (1.9e11, 3.6e11, 'float32')]:
+        speed = {torch.bfloat16: bf16, torch.float32: fp32}
+        monkeypatch.setattr(model, 'cpu_matmul_flops', lambda dtype, n: speed[dtype])
+        assert model.auto_cpu_dtype() == (expected, bf16, fp32)
+    monkeypatch.undo()
+    name, bf16, fp32 = model.auto_cpu_dtype(n=256)   # measured here: a valid choice that matches its numbers
+    assert bf16 > 0 and fp32 > 0 and name == ('bfloat16' if bf16 > fp32 else 'float32')
+
+
 FAULTS = """
 import resource, sys, torch
 from model import keep_freed_memory, use_huge_pages

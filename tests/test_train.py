@@ -3,6 +3,7 @@ and two gloo processes under torchrun log the same losses as one process with th
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -75,6 +76,17 @@ def test_command_line_errors_are_one_line(tmp_path):
                           (['--batch_size=16', '--micro_batch_size=5'], 'divisible')]:
         r = run(TINY + args, check=False)
         assert r.returncode == 2 and 'Traceback' not in r.stderr and message in r.stderr, r.stderr
+
+
+def test_auto_dtype_on_a_cpu_is_its_faster_matmul(tmp_path):
+    """dtype=auto on a CPU trains in bf16 only where a bf16 matmul beats an fp32 one, and says so."""
+    r = run(TINY + ['--dtype=auto', '--max_iters=2', f'--out_dir={tmp_path}'])
+    found = re.search(r'on cpu, (\w+) \(auto: matmul bf16 ([\d.]+) vs fp32 ([\d.]+) TFLOP/s here\)', r.stdout)
+    assert found, r.stdout[-2000:]
+    dtype, bf16, fp32 = found[1], float(found[2]), float(found[3])
+    assert dtype in ('bfloat16', 'float32') and bf16 > 0 and fp32 > 0
+    if bf16 != fp32:                                 # printed to 2 decimals: equal ones do not tell
+        assert dtype == ('bfloat16' if bf16 > fp32 else 'float32')
 
 
 def test_tiny_model_learns_dyck1():

@@ -37,8 +37,9 @@ AMX), as train.py does.
 On a CPU, `cpu share` is the CPU time the process got per wall-clock second and thread during the timed steps
 (spin-waiting threads included): well below 100% means other processes shared the cores, and the timings are
 then not the machine's. --cpu_keep_memory=True (as in train.py) first tells glibc's malloc to keep freed memory
-for reuse (model.keep_freed_memory: the step's large tensors stop page-faulting in afresh; 1.6x for bf16 +
-compile at paper 1's LM shape, but fp32 eager then grew to 23 GiB and was OOM-killed, so it is off by default).
+for reuse (model.keep_freed_memory: the step's large tensors stop page-faulting in afresh; at paper 1's LM shape
+1.6x for bf16 + compile on an AMD EPYC, 1.24x for fp32 + compile on an Intel Xeon, but fp32 eager grew to 23 GiB
+and was OOM-killed, so it is off by default).
 --cpu_huge_pages=True puts tensors of 2 MiB and more on transparent huge pages (model.use_huge_pages): fewer
 page faults, same footprint; no faster step measured (README), so off by default.
 """
@@ -284,7 +285,8 @@ elif device_type == 'cuda':
     peak_flops = next((v for k, v in PEAK_FLOPS.items() if k in gpu), 0.0)
     peak_source = f'PEAK_FLOPS[{gpu}]' if peak_flops else f'{gpu} not in PEAK_FLOPS (set --peak_flops)'
 else:                           # the peak of the dtype the matmuls run in; bf16 and fp32 both shown
-    cpu_peaks = {name: cpu_matmul_flops(getattr(torch, name), cpu_peak_n) for name in dict.fromkeys(('bfloat16', 'float32', dtype))}
+    cpu_peaks = {name: cpu_matmul_flops(getattr(torch, name), cpu_peak_n)
+                 for name in dict.fromkeys(('bfloat16', 'float32', dtype))}
     peak_flops = cpu_peaks[dtype]
     peak_source = (f"measured, {cpu_peak_n}^3 {dtype} matmul, {torch.get_num_threads()} threads; bf16 "
                    f"{cpu_peaks['bfloat16'] / 1e12:.2f}, fp32 {cpu_peaks['float32'] / 1e12:.2f}")

@@ -191,6 +191,9 @@ if device_type not in ('cpu', 'cuda'):
     fail(f"device must be auto, cpu, cuda or cuda:N, got {device!r}")
 if device_type == 'cuda' and not torch.cuda.is_available():
     fail("--device=cuda but CUDA is not available")
+# the allocator settings come first: huge pages apply only before the first tensor of 2 MiB (the dtype probe's)
+kept = device_type == 'cpu' and cpu_keep_memory and keep_freed_memory()
+huge = device_type == 'cpu' and cpu_huge_pages and use_huge_pages()
 if dtype == 'auto':            # as train.py: on a CPU bf16 only where its matmul beats fp32's
     dtype = auto_cpu_dtype()[0] if device_type == 'cpu' else 'bfloat16' if torch.cuda.is_bf16_supported() else 'float16'
 if dtype not in ('bfloat16', 'float16', 'float32'):
@@ -276,8 +279,6 @@ def time_steps(run, n):
 
 
 # ----------------------------------------------------------------------------- peak and runs
-kept = device_type == 'cpu' and cpu_keep_memory and keep_freed_memory()
-huge = device_type == 'cpu' and cpu_huge_pages and use_huge_pages()
 if peak_flops:
     peak_source = 'given'
 elif device_type == 'cuda':

@@ -133,6 +133,11 @@ master = rank == 0
 device_type = device.split(':')[0]
 if device_type not in ('cpu', 'cuda', 'mps'):
     fail(f"device must be auto, cpu, cuda, cuda:N or mps, got {device!r}")
+# the allocator settings come first: huge pages apply only before the first tensor of 2 MiB (the dtype probe's)
+if device_type == 'cpu' and cpu_huge_pages and not use_huge_pages():
+    print("note: cpu_huge_pages needs Linux transparent huge pages; ignored here", file=sys.stderr)
+if device_type == 'cpu' and cpu_keep_memory and not keep_freed_memory():
+    print("note: cpu_keep_memory needs glibc's malloc; ignored here", file=sys.stderr)
 dtype_note = ''
 if dtype == 'auto' and device_type == 'cpu':   # bf16 autocast only where this CPU multiplies bf16 faster
     dtype, bf16_flops, fp32_flops = auto_cpu_dtype()
@@ -150,10 +155,6 @@ ptdtype = getattr(torch, dtype)
 autocast = nullcontext() if dtype == 'float32' else torch.autocast(device_type, dtype=ptdtype)
 torch.backends.cuda.matmul.allow_tf32 = True
 torch.backends.cudnn.allow_tf32 = True
-if device_type == 'cpu' and cpu_huge_pages and not use_huge_pages():
-    print("note: cpu_huge_pages needs Linux transparent huge pages; ignored here", file=sys.stderr)
-if device_type == 'cpu' and cpu_keep_memory and not keep_freed_memory():
-    print("note: cpu_keep_memory needs glibc's malloc; ignored here", file=sys.stderr)
 torch.manual_seed(seed)
 
 if batch_size % world_size:

@@ -1,93 +1,303 @@
 """
-nanoGPT's poor man's configurator, with errors instead of tracebacks. A script declares its defaults as
-module-level globals, then calls
+The one configurator of every script, after nanoGPT's "poor man's configurator". Two ways in:
 
-    from configurator import configure
-    configure(globals())
+    configure(globals())                        # settings are a script's module-level globals (train.py)
+    run_command(dict(verify=verify, ...))       # subcommands, each a function whose keyword parameters are
+                                                # its settings (python universal.py verify --H=2)
 
-which applies, in order, every argument of the command line: a config file (plain Python assignments,
-e.g. config/cpu/retrieval_standard.py) or a `--key=value` override; later ones win. Values are parsed as
-Python literals (`--lr=3e-4`, `--compile=False`), falling back to a plain string (`--out_dir=out/run1`);
-everything after the first '=' is the value, so `--prompt=a=b` sets prompt to 'a=b'. An unknown key, a
-value of the wrong type (an int where a float is expected is fine), an argument that is neither, or a
-missing config file end the program with a one-line message naming the key or file.
+The rules are the same everywhere. Arguments apply in order, later ones win: `--key=value` sets one key,
+anything else names a config file (plain Python assignments, e.g. config/cpu/dyck1_standard.py). A value is
+read as a Python literal (`--learning_rate=3e-4`, `--widths=10,30,100`), else kept as text
+(`--out_dir=out/run1`); a key whose default is a string takes the text as given, everything after the first
+'='. The value must have its default's type: an int passes for a float, true/false (any case) for a bool,
+one value for a tuple of one, and a tuple's elements must have the type of the default's elements. A key
+whose default is None is checked against its annotation (`rope: bool | None = None`). `--help` lists every
+key with its default and comment. Anything else -- an unknown key, a wrong type, a missing or broken config
+file -- ends the program with one line `error: ...` and exit status 2 (`fail`).
 """
 
 import ast
+import inspect
+import io
 import os
 import sys
+import textwrap
+import tokenize
+import types
+import typing
+from dataclasses import MISSING, fields
 
 
 class ConfigError(ValueError):
-    pass
+    """A bad command line or config file (reported as one line by configure and run_command)."""
 
 
-def _coerce(key, value, default, where):
-    """value converted to the type of default, or ConfigError."""
-    if default is None or value is None:
-        return value
-    if isinstance(default, bool) or isinstance(value, bool):
-        if type(value) is type(default):
+def fail(message, status=2):
+    """Every script's way to stop on bad input: one line 'error: message' on stderr, exit status 2."""
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(status)
+
+
+SIMPLE = (bool, int, float, str, tuple, type(None))
+
+
+def settable(config):
+    """The keys of config (a dict of defaults, or a script's globals()) that configure may set."""
+    return {k: v for k, v in config.items() if not k.startswith('_') and isinstance(v, SIMPLE)}
+
+
+# ----------------------------------------------------------------------------- types
+
+def kinds_of(annotation):
+    """The types an annotation admits: bool | None -> (bool, NoneType); 'str' -> (str,)."""
+    if isinstance(annotation, str):
+        annotation = eval(annotation, {})          # 'bool | None': builtins only
+    if annotation is None:
+        return (type(None),)
+    return tuple(type(None) if a is None else a for a in typing.get_args(annotation)) or (annotation,)
+
+
+def as_kind(value, kind, elem=None):
+    """value as an instance of kind (bool, int, float, str, tuple or NoneType), or raise TypeError."""
+    if kind is bool:
+        if isinstance(value, bool):
             return value
-    elif isinstance(default, float) and isinstance(value, int):
-        return float(value)
-    elif isinstance(value, type(default)):
+        if isinstance(value, str) and value.lower() in ('true', 'false'):
+            return value.lower() == 'true'
+    elif kind is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    elif kind is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif kind is tuple:
+        if isinstance(value, str) and elem is not str:
+            value = value.split(',')
+        items = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+        if elem is None:
+            return items
+        out = []
+        for v in items:
+            if isinstance(v, str) and elem is not str:     # '--widths=a,b': each piece parsed again
+                try:
+                    v = ast.literal_eval(v.strip())
+                except (SyntaxError, ValueError):
+                    pass
+            out.append(as_kind(v, elem))
+        return tuple(out)
+    elif isinstance(value, kind):
         return value
-    raise ConfigError(f"{where}: {key} expects {type(default).__name__}, got {value!r} ({type(value).__name__})")
+    raise TypeError
 
 
-def apply_file(config, path):
-    """Execute a config file and copy its assignments into config, checking keys and types."""
+def check(key, value, default, annotation=None):
+    """value converted to what key admits (the type of default, or its annotation when default is None);
+    raises ConfigError naming the key."""
+    if default is None and annotation is None:
+        raise TypeError(f"{key} defaults to None and has no annotation: declare it as `{key}: T | None = None`")
+    kinds = kinds_of(annotation) if default is None else (type(default),)
+    elem = type(default[0]) if isinstance(default, tuple) and default else None
+    for kind in kinds:
+        try:
+            return as_kind(value, kind, elem)
+        except TypeError:
+            continue
+    names = ' or '.join('None' if k is type(None) else k.__name__ + (f' of {elem.__name__}' if k is tuple and elem
+                                                                      else '') for k in kinds)
+    raise ConfigError(f"{key} expects {names}, got {value!r} ({type(value).__name__})")
+
+
+def takes_text(default, annotation):
+    """Whether a key keeps its command-line value as raw text (string keys), not as a Python literal."""
+    return isinstance(default, str) or (default is None and annotation is not None
+                                        and set(kinds_of(annotation)) <= {str, type(None)})
+
+
+# ----------------------------------------------------------------------------- comments for --help
+
+def comments_in(source, first_line=1):
+    """{name: comment} for every `name = value  # comment` (or `name: T = value  # comment`) line of source,
+    and for every keyword parameter written one per line with a trailing comment; a comment continued on the
+    next lines (comment-only lines indented past the name) is joined on."""
+    source = textwrap.dedent(source)
+    line_comments, comment_only = {}, {}
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.COMMENT:
+                line_comments[tok.start[0]] = tok.string.lstrip('#').strip()
+                if not tok.line[:tok.start[1]].strip():
+                    comment_only[tok.start[0]] = tok.start[1]          # line -> column
+    except (tokenize.TokenError, IndentationError):
+        return {}
+    tree = ast.parse(source)
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            names.append((node.targets[0].id, node.col_offset, node.end_lineno))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.append((node.target.id, node.col_offset, node.end_lineno))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = node.args.args[len(node.args.args) - len(node.args.defaults):] + node.args.kwonlyargs
+            defaults = node.args.defaults + [d for d in node.args.kw_defaults if d is not None]
+            names += [(a.arg, a.col_offset, d.end_lineno) for a, d in zip(args, defaults)]
+    out = {}
+    for name, column, line in names:
+        if line in line_comments and line not in comment_only and name not in out:
+            text = [line_comments[line]]
+            while comment_only.get(line + 1, -1) > column:
+                line += 1
+                text.append(line_comments[line])
+            out[name] = ' '.join(text)
+    return out
+
+
+def declare(config, dataclass, **defaults):
+    """Add every field of a dataclass (e.g. model.GPTConfig) to config as a key, with its annotation and the
+    comment on its line in the dataclass's source, so that a script takes the model's flags without listing
+    them; defaults overrides some fields' defaults."""
+    annotations = config.setdefault('__annotations__', {})
+    comments = config.setdefault('__comments__', {})
+    comments.update(comments_in(inspect.getsource(dataclass)))
+    for f in fields(dataclass):
+        config[f.name] = defaults.pop(f.name, None if f.default is MISSING else f.default)
+        annotations[f.name] = f.type
+    if defaults:
+        raise TypeError(f"{dataclass.__name__} has no field {next(iter(defaults))!r}")
+
+
+def help_text(keys, annotations, comments, doc, usage):
+    lines = [usage, '']
+    if doc:
+        lines += [doc.strip().split('\n\n')[0].strip(), '']
+    width = min(36, max((len(f'--{k}={v!r}') for k, v in keys.items()), default=0))
+    for k, v in keys.items():
+        value = f"'{v}'" if isinstance(v, str) else ','.join(map(str, v)) if isinstance(v, tuple) else repr(v)
+        kind = ''
+        if v is None and k in annotations:
+            kind = '  [' + ' | '.join('None' if a is type(None) else a.__name__ for a in kinds_of(annotations[k])) + ']'
+        lines.append(f"  --{k}={value}".ljust(width + 4) + f"  {comments.get(k, '')}{kind}".rstrip())
+    return '\n'.join(lines)
+
+
+# ----------------------------------------------------------------------------- applying arguments
+
+def apply_file(keys, annotations, path, foreign=None):
+    """Execute a config file and set its assignments in keys, checked; unknown keys go to foreign if given."""
     if not os.path.isfile(path):
         raise ConfigError(f"config file not found: {path}")
     values = {}
     try:
-        exec(compile(open(path).read(), path, 'exec'), {}, values)
-    except Exception as e:  # a config file is user input: report, don't trace
+        with open(path) as f:
+            exec(compile(f.read(), path, 'exec'), {}, values)
+    except Exception as e:  # a config file is user input: report it, don't trace
         raise ConfigError(f"{path}: {type(e).__name__}: {e}") from None
     for key, value in values.items():
-        if key.startswith('_') or type(value).__name__ == 'module':
+        if key.startswith('_') or isinstance(value, types.ModuleType):
             continue
-        if key not in config:
+        if key in keys:
+            try:
+                keys[key] = check(key, value, keys[key], annotations.get(key))
+            except ConfigError as e:
+                raise ConfigError(f"{path}: {e}") from None
+        elif foreign is not None:
+            foreign[key] = value
+        else:
             raise ConfigError(f"{path}: unknown config key '{key}'")
-        config[key] = _coerce(key, value, config[key], path)
 
 
-def apply_override(config, arg):
+def apply_override(keys, annotations, arg, foreign=None):
     """Apply one '--key=value' argument."""
     key, eq, text = arg[2:].partition('=')
-    if not eq or not key:
+    if not arg.startswith('--') or not eq or not key:
         raise ConfigError(f"expected --key=value, got '{arg}'")
-    if key not in config:
+    if key not in keys and foreign is None:
         raise ConfigError(f"unknown config key '{key}' (in '{arg}')")
-    default = config[key]
-    if isinstance(default, str):
-        value = text                       # strings stay strings: --out_dir=123 is '123'
-    else:
+    default, annotation = keys.get(key), annotations.get(key)
+    value = text
+    if key not in keys or not takes_text(default, annotation):
         try:
             value = ast.literal_eval(text)
         except (SyntaxError, ValueError):
-            value = text
-    config[key] = _coerce(key, value, default, f"--{key}")
+            pass
+    if key not in keys:
+        foreign[key] = value
+        return
+    try:
+        keys[key] = check(key, value, default, annotation)
+    except ConfigError as e:
+        raise ConfigError(f"--{key}: {e}") from None
 
 
-def configure(config, argv=None, exit_on_error=True):
-    """Apply config files and --key=value overrides from argv (default sys.argv[1:]) to the dict config
-    (a script's globals()). Keys that are private (_x), modules, functions or classes are not settable.
-    Raises ConfigError, or with exit_on_error prints 'error: ...' and exits with status 2."""
-    argv = sys.argv[1:] if argv is None else argv
-    settable = {k: v for k, v in config.items()
-                if not k.startswith('_') and isinstance(v, (int, float, bool, str, type(None)))}
+def configure(config, argv=None, *, annotations=None, comments=None, doc=None, usage=None, foreign=None,
+              exit_on_error=True):
+    """Apply config files and --key=value overrides from argv (default sys.argv[1:]) to the dict config (a
+    script's globals() or a dict of defaults) and return the settable keys with their values.
+
+    annotations: {key: type} for keys that default to None (default: config['__annotations__']); comments:
+    {key: text} for --help (default: parsed from config['__file__'] and config['__comments__']). foreign: a
+    dict that collects keys config does not have instead of rejecting them (bench.py reading a train.py
+    config). `-h` or `--help` prints the keys and exits 0. Raises ConfigError, or with exit_on_error prints
+    'error: ...' and exits with status 2."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    annotations = config.get('__annotations__', {}) if annotations is None else annotations
+    keys = settable(config)
+    if '-h' in argv or '--help' in argv:
+        if comments is None:
+            comments = dict(config.get('__comments__', {}))
+            if config.get('__file__'):
+                with open(config['__file__']) as f:
+                    comments.update(comments_in(f.read()))
+        script = os.path.basename(config.get('__file__') or sys.argv[0])
+        print(help_text(keys, annotations, comments, config.get('__doc__') if doc is None else doc,
+                        usage or f"usage: python {script} [config.py ...] [--key=value ...]"))
+        sys.exit(0)
     try:
         for arg in argv:
-            if arg.startswith('--'):
-                apply_override(settable, arg)
+            if arg.startswith('-'):
+                apply_override(keys, annotations, arg, foreign)
             else:
-                apply_file(settable, arg)
+                apply_file(keys, annotations, arg, foreign)
     except ConfigError as e:
         if not exit_on_error:
             raise
-        print(f"error: {e}", file=sys.stderr)
-        sys.exit(2)
-    config.update(settable)
-    return settable
+        fail(e)
+    config.update(keys)
+    return keys
+
+
+def run_command(commands, argv=None, doc=None):
+    """Run one of a script's subcommands: argv[0] names a function of commands ({name: function}); its keyword
+    parameters are the settings, configured from the rest of argv as by configure (annotations type them,
+    the comments on their lines are their --help). A parameter without a default is positional
+    (`python tasks.py prepare wikitext2`); a command without one reads positional arguments as config
+    files. Returns what the function returns."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    prog = f"python {os.path.basename(sys.argv[0])}"
+    listing = '\n'.join(f"  {name:12s} {(fn.__doc__ or '').strip().splitlines()[0] if fn.__doc__ else ''}"
+                        for name, fn in commands.items())
+    if not argv or argv[0] in ('-h', '--help'):
+        if argv:
+            print(f"usage: {prog} {{{','.join(commands)}}} [--key=value ...]\n\n{doc.strip() if doc else ''}\n\n"
+                  f"commands (--help after one lists its keys):\n{listing}")
+            sys.exit(0)
+        fail(f"name a command: {prog} {{{','.join(commands)}}} [--key=value ...] (--help for more)")
+    name, rest = argv[0], argv[1:]
+    if name not in commands:
+        fail(f"unknown command {name!r}; choose from {', '.join(commands)}")
+    fn = commands[name]
+    params = inspect.signature(fn).parameters.values()
+    required = [p for p in params if p.default is p.empty]
+    defaults = {p.name: p.default for p in params if p.default is not p.empty}
+    annotations = {p.name: p.annotation for p in params if p.annotation is not p.empty}
+    positional = {}
+    if required and not ('-h' in rest or '--help' in rest):
+        given = [a for a in rest if not a.startswith('-')]
+        if len(given) != len(required):
+            fail(f"{prog} {name} takes {' '.join(p.name.upper() for p in required)} and --key=value flags, got "
+                 f"{len(given)} positional argument(s)")
+        positional = {p.name: v for p, v in zip(required, given)}
+        rest = [a for a in rest if a.startswith('-')]
+    positional_usage = ' '.join(p.name.upper() for p in required) or '[config.py ...]'
+    values = configure(defaults, rest, annotations=annotations, comments=comments_in(inspect.getsource(fn)),
+                       doc=fn.__doc__ or '', usage=f"usage: {prog} {name} {positional_usage} [--key=value ...]")
+    return fn(**positional, **values)

@@ -1,31 +1,58 @@
-"""configurator.py: nanoGPT's semantics (files, then --key=value, later wins) with one-line errors."""
+"""configurator.py: nanoGPT's semantics (files, then --key=value, later wins), typed keys, one-line errors,
+--help, and subcommands."""
 
 import subprocess
 import sys
 
 import pytest
 
-from configurator import ConfigError, configure
+from configurator import ConfigError, configure, run_command
+
+ANNOTATIONS = {'rope': bool | None, 'norm': str | None}
 
 
 def defaults():
-    return dict(learning_rate=1e-3, max_iters=100, compile=True, out_dir='out', variant='standard', rope=None)
+    return dict(learning_rate=1e-3, max_iters=100, compile=True, out_dir='out', variant='standard', rope=None,
+                norm=None, widths=(10, 30))
+
+
+def run(argv, c=None):
+    c = defaults() if c is None else c
+    configure(c, argv, annotations=ANNOTATIONS, exit_on_error=False)
+    return c
 
 
 def test_files_then_overrides_later_wins(tmp_path):
     cfg = tmp_path / 'c.py'
     cfg.write_text("# a config\nimport math\nlearning_rate = 3e-4\nmax_iters = 7\n_private = 1\n")
-    c = defaults()
-    configure(c, [str(cfg), '--max_iters=9', '--learning_rate=1', '--compile=False', '--out_dir=123',
-                  '--rope=True'], exit_on_error=False)
+    c = run([str(cfg), '--max_iters=9', '--learning_rate=1', '--compile=False', '--out_dir=123', '--rope=True'])
     assert c['max_iters'] == 9 and c['compile'] is False and c['out_dir'] == '123' and c['rope'] is True
     assert c['learning_rate'] == 1.0 and isinstance(c['learning_rate'], float)   # an int where a float is fine
 
 
 def test_value_with_equals_sign_is_kept_whole():
-    c = defaults()
-    configure(c, ['--out_dir=runs/lr=3e-4'], exit_on_error=False)
-    assert c['out_dir'] == 'runs/lr=3e-4'
+    assert run(['--out_dir=runs/lr=3e-4'])['out_dir'] == 'runs/lr=3e-4'
+
+
+def test_none_defaults_are_typed_by_their_annotation():
+    assert run(['--rope=false'])['rope'] is False          # true/false in any case for a bool
+    assert run(['--rope=TRUE'])['rope'] is True
+    assert run(['--rope=None'])['rope'] is None
+    assert run(['--norm=layer'])['norm'] == 'layer'         # str | None keeps the text
+    with pytest.raises(ConfigError, match=r"rope expects bool or None, got 'maybe'"):
+        run(['--rope=maybe'])
+    with pytest.raises(TypeError, match='no annotation'):   # a None default without a type is a script's bug
+        configure(dict(x=None), ['--x=1'], exit_on_error=False)
+
+
+def test_tuples_take_lists_and_single_values_and_check_elements(tmp_path):
+    assert run(['--widths=5,50,500'])['widths'] == (5, 50, 500)
+    assert run(['--widths=7'])['widths'] == (7,)
+    cfg = tmp_path / 'c.py'
+    cfg.write_text("widths = [1, 2]\n")
+    assert run([str(cfg)])['widths'] == (1, 2)
+    with pytest.raises(ConfigError, match='widths expects tuple of int'):
+        run(['--widths=a,b'])
 
 
 @pytest.mark.parametrize('argv, message', [
@@ -35,22 +62,84 @@ def test_value_with_equals_sign_is_kept_whole():
     (['--learning_rate=fast'], 'learning_rate expects float'),
     (['--max_iters=3=4'], 'max_iters expects int'),
     (['--max_iters'], 'expected --key=value'),
+    (['-x'], 'expected --key=value'),
     (['missing/config.py'], 'config file not found: missing/config.py'),
 ])
 def test_errors_name_the_key_or_file(argv, message):
     with pytest.raises(ConfigError, match=message):
-        configure(defaults(), argv, exit_on_error=False)
+        run(argv)
 
 
 def test_unknown_key_in_config_file(tmp_path):
     cfg = tmp_path / 'bad.py'
     cfg.write_text("learning_rat = 1e-3\n")
     with pytest.raises(ConfigError, match="bad.py: unknown config key 'learning_rat'"):
-        configure(defaults(), [str(cfg)], exit_on_error=False)
+        run([str(cfg)])
 
 
-def test_command_line_error_is_one_line_not_a_traceback():
-    script = "from configurator import configure\nx = 1\nconfigure(globals())\n"
-    r = subprocess.run([sys.executable, '-c', script, '--x=oops'], capture_output=True, text=True)
+def test_foreign_collects_unknown_keys_instead_of_rejecting_them(tmp_path):
+    cfg = tmp_path / 'train_config.py'
+    cfg.write_text("max_iters = 7\ntask = 'dyck1'\n")
+    foreign = {}
+    c = dict(max_iters=0)
+    configure(c, [str(cfg), '--seed=3'], foreign=foreign, exit_on_error=False)
+    assert c == dict(max_iters=7) and foreign == dict(task='dyck1', seed=3)
+
+
+SCRIPT = '''"""A script.
+
+Its details."""
+from configurator import configure
+x = 1                    # how many
+rope: bool | None = None # rotary embeddings
+cpu_keep_memory = False  # keep freed memory
+                         # (continued here)
+configure(globals())
+print(x, rope)
+'''
+
+
+def test_command_line_errors_are_one_line_and_help_lists_every_key(tmp_path):
+    script = tmp_path / 'script.py'
+    script.write_text(SCRIPT)
+    env = dict(PYTHONPATH='.')
+    r = subprocess.run([sys.executable, str(script), '--x=oops'], capture_output=True, text=True, env=env)
     assert r.returncode == 2 and 'Traceback' not in r.stderr
     assert r.stderr.strip().splitlines() == ["error: --x: x expects int, got 'oops' (str)"]
+    r = subprocess.run([sys.executable, str(script), '--help'], capture_output=True, text=True, env=env)
+    assert r.returncode == 0 and 'A script.' in r.stdout and 'Its details' not in r.stdout
+    lines = r.stdout.splitlines()
+    assert any(line.split() == ['--x=1', 'how', 'many'] for line in lines)
+    assert any('--rope=None' in line and 'rotary embeddings' in line and '[bool | None]' in line for line in lines)
+    assert any('--cpu_keep_memory=False' in line and 'keep freed memory (continued here)' in line for line in lines)
+
+
+def verify(H=2,               # heads per layer
+           causal=False,      # causal attention
+           tol=1e-9):         # pass below this error
+    """Check a construction."""
+    return H, causal, tol
+
+
+def prepare(dataset: str,
+            force=False):     # redo finished work
+    """Tokenize a dataset."""
+    return dataset, force
+
+
+def test_run_command_configures_the_function_parameters(capsys):
+    commands = dict(verify=verify, prepare=prepare)
+    assert run_command(commands, ['verify', '--H=3', '--causal=True']) == (3, True, 1e-9)
+    assert run_command(commands, ['prepare', 'wikitext2', '--force=true']) == ('wikitext2', True)
+    with pytest.raises(SystemExit) as e:
+        run_command(commands, ['verify', '--help'])
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    assert 'Check a construction.' in out and any('--H=2' in s and 'heads per layer' in s for s in out.splitlines())
+    for argv, message in ((['verfy'], "unknown command 'verfy'"), (['verify', '--tol=x'], 'tol expects float'),
+                          (['prepare'], 'takes DATASET'), ([], 'name a command')):
+        with pytest.raises(SystemExit) as e:
+            run_command(commands, argv)
+        assert e.value.code == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith('error: ') and message in err[0]

@@ -3,10 +3,10 @@ Training throughput of any model config: tokens/s, ms/iter, model FLOPs per toke
 peak memory, and — for several variants in one run — each variant's speedup over `standard` beside the
 speedup its FLOP count predicts.
 
-    python bench.py                                                # paper 1's LM shape, standard, bf16 + compile
+    python bench.py                                                # paper 1's LM shape, standard, compiled
     python bench.py --variants=standard,frozen_qk,frozen_mlp,mixit --batch_size=1
     python bench.py --compile=False --dtype=float32                # nanoGPT's way on a CPU: fp32 eager
-    python bench.py config/fineweb_mixit.py --device=cuda --json=out/bench.json
+    python bench.py config/fineweb_mixit.py --device=cuda --json_out=out/bench.json
 
 A step is what train.py does: grad_accum micro-batches of forward + backward under autocast, gradient
 clipping, an AdamW step over the trainable parameters, zero_grad. The data are random tokens made on the
@@ -32,62 +32,33 @@ FLOP convention (model.GPT.flops_per_token): matmul FLOPs of one training step, 
 MFU = achieved model FLOP/s / the device's peak: on a GPU its dense bf16 peak (PEAK_FLOPS), on a CPU the best of
 a few cpu_peak_n^3 matmuls in the dtype the step multiplies in (bf16, fp16 or fp32), measured at start-up.
 --dtype=auto (the default) trains in bf16 on a GPU and, on a CPU, in bf16 only where the CPU multiplies bf16
-faster than fp32 (model.auto_cpu_dtype: yes on the AMD EPYC of the README's table, no on an Intel Xeon without
-AMX), as train.py does.
+faster than fp32 (common.auto_cpu_dtype), as train.py does.
 On a CPU, `cpu share` is the CPU time the process got per wall-clock second and thread during the timed steps
 (spin-waiting threads included): well below 100% means other processes shared the cores, and the timings are
 then not the machine's. --cpu_keep_memory=True (as in train.py) first tells glibc's malloc to keep freed memory
-for reuse (model.keep_freed_memory: the step's large tensors stop page-faulting in afresh; at paper 1's LM shape
-1.6x for bf16 + compile on an AMD EPYC, 1.24x for fp32 + compile on an Intel Xeon, but fp32 eager grew to 23 GiB
-and was OOM-killed, so it is off by default).
---cpu_huge_pages=True puts tensors of 2 MiB and more on transparent huge pages (model.use_huge_pages): fewer
-page faults, same footprint; no faster step measured (README), so off by default.
+for reuse (common.keep_freed_memory): the step's large tensors stop page-faulting in afresh, which pays in
+compiled steps; docs/performance.md has the numbers.
 """
 
-import builtins
 import gc
-import json as jsonlib
+import json
 import os
 import resource
 import statistics
 import sys
 import time
 from contextlib import nullcontext
-from dataclasses import fields
 
 import torch
 
-from configurator import ConfigError, apply_file, apply_override
-from model import GPT, GPTConfig, VARIANTS, auto_cpu_dtype, cpu_matmul_flops, keep_freed_memory, use_huge_pages
+from common import cpu_matmul_flops, keep_freed_memory, make_task, resolve_device, resolve_dtype
+from configurator import configure, declare, fail
+from model import GPT, GPTConfig, VARIANTS
 
 # ----------------------------------------------------------------------------- model (paper 1's LM shape)
-variant = 'standard'
-variants = ''                   # comma-separated variants to compare, e.g. standard,frozen_qk,frozen_mlp,mixit
-n_layer = 12
-n_head = 8
-n_embd = 512
-vocab_size = 50304              # GPT-2's 50,257 padded to a multiple of 64
+declare(globals(), GPTConfig)   # every GPTConfig field is a key (python bench.py --help)
 block_size = 1024               # sequence length of every timed batch
-bias = False
-head_dim = 0
-mixit_scale = 'code'
-mixit_sink_head = True
-mixit_seed = 0
-looped = False
-attn = None                     # flags left at None take the variant's value (see model.GPTConfig)
-rope = None
-pos_emb = None
-score_scale = None
-attn_out_proj = None
-mlp = None
-residual = None
-norm = None
-init = None
-qk_init_std = 0.02
-freeze_qk = None
-freeze_mlp = None
-freeze_attn = None
-freeze_norm = None
+variants = ()                   # variants to compare in one run, e.g. standard,frozen_qk,frozen_mlp,mixit
 # ----------------------------------------------------------------------------- step (as train.py)
 batch_size = 8                  # sequences per optimizer step
 micro_batch_size = 0            # sequences per forward pass; 0: batch_size
@@ -102,15 +73,16 @@ iters = 10                      # timed steps; the median is reported
 rounds = 1                      # >1: interleave the variants' timed steps in this many rounds
 peak_flops = 0.0                # FLOP/s for MFU; 0: PEAK_FLOPS for a GPU, measured on a CPU
 cpu_peak_n = 4096               # size of the square matmuls that measure a CPU's peak
-json = ''                       # also write the results to this file
+json_out = ''                   # also write the results to this file
 # ----------------------------------------------------------------------------- system
 device = 'auto'                 # auto | cpu | cuda | cuda:N
-dtype = 'auto'                  # auto | bfloat16 | float16 | float32
+dtype = 'auto'                  # auto | bfloat16 | float16 | float32 (auto on a CPU: its faster matmul)
 compile = True
-cpu_keep_memory = False         # CPU: malloc keeps freed memory for the next step (model.keep_freed_memory)
-cpu_huge_pages = False          # CPU: tensors >= 2 MiB on transparent huge pages (model.use_huge_pages)
+cpu_keep_memory = False         # CPU: malloc keeps freed memory for the next step (common.keep_freed_memory)
 seed = 1337
 # -----------------------------------------------------------------------------
+train_keys = {}                 # a train.py config's task, schedule and I/O keys, which bench.py does not use
+config = configure(globals(), foreign=train_keys)
 
 # Dense (no sparsity) bf16 tensor-core peaks from NVIDIA's data sheets, FLOP/s; the first name contained in
 # torch.cuda.get_device_name() wins, so the specific names come first.
@@ -122,83 +94,40 @@ PEAK_FLOPS = {
     'A100': 312e12,
 }
 
-
-def fail(message):
-    print(f"error: {message}", file=sys.stderr)
-    sys.exit(2)
-
-
-settable = {k: v for k, v in globals().items()
-            if not k.startswith('_') and isinstance(v, (int, float, bool, str, type(None)))}
-given = set()                   # keys set by a config file or an override
-file_keys = {}                  # keys of train.py config files that bench.py does not use
-
-
-def read_config(path):
-    """Apply a config file leniently: the keys bench.py knows are type-checked and set, the rest (a train.py
-    config's task, schedule and I/O keys) are kept in file_keys."""
-    values = {}
-    try:
-        exec(builtins.compile(open(path).read(), path, 'exec'), {}, values)   # `compile` is a flag here
-    except Exception:
-        pass                                 # apply_file reports a missing or broken file
-    lenient = dict(settable, **{k: None for k in values if k not in settable})
-    apply_file(lenient, path)
-    for k in values:
-        if not k.startswith('_') and type(values[k]).__name__ != 'module':
-            given.add(k)
-            (settable if k in settable else file_keys)[k] = lenient[k]
-
-
-try:
-    for arg in sys.argv[1:]:
-        if arg.startswith('--'):
-            apply_override(settable, arg)
-            given.add(arg[2:].partition('=')[0])
-        else:
-            read_config(arg)
-except ConfigError as e:
-    fail(e)
-globals().update(settable)
-
 T = block_size                  # length of the timed sequences
-if file_keys.get('task'):       # a train.py config: the task sizes the vocabulary and the sequences
-    import tasks
-    name = file_keys['task']
-    task_args = {k[len(name) + 1:]: v for k, v in file_keys.items() if k.startswith(name + '_')}
+if train_keys.get('task'):      # a train.py config: the task sizes the vocabulary and the sequences
+    name = train_keys['task']
     try:
-        data = tasks.make_task(name, **task_args)
-        vocab_size, T = data.vocab_size, data.block_size
-    except (ValueError, OSError) as e:
+        data = make_task(train_keys, n_test=1)
+        task_vocab, T = data.vocab_size, data.block_size
+    except ValueError as e:     # the text tasks without prepared data: GPT-2's vocabulary, <task>_block_size
         if name not in ('lm', 'sentiment'):
             fail(e)
-        T = task_args.get('block_size', 256)
-        print(f"note: {name} data not prepared ({str(e).splitlines()[0][:80]}); GPT-2 vocabulary {vocab_size}")
-    if 'vocab_size' in given:
-        vocab_size = settable['vocab_size']
-    block_size = block_size if 'block_size' in given and block_size else T
-if T < 1 or T > block_size:
-    fail(f"sequence length {T} must be between 1 and block_size={block_size}")
+        task_vocab, T = GPTConfig.vocab_size, train_keys.get(f'{name}_block_size', 256)
+        print(f"note: {name} data not prepared ({str(e).splitlines()[0][:80]}); GPT-2 vocabulary {task_vocab}")
+    if not any(a.startswith('--vocab_size=') for a in sys.argv):
+        config['vocab_size'] = task_vocab
+    if not (any(a.startswith('--block_size=') for a in sys.argv) and block_size):
+        config['block_size'] = T
+if T < 1 or T > config['block_size']:
+    fail(f"sequence length {T} must be between 1 and block_size={config['block_size']}")
+vocab_size = config['vocab_size']
 
-names = [v.strip() for v in variants.split(',') if v.strip()] if variants else [variant]
+names = list(variants) or [config['variant']]
 for v in names:
     if v not in VARIANTS:
-        fail(f"unknown variant {v!r} in --variants; choose from {', '.join(VARIANTS)}")
-if device == 'auto':
-    device = 'cuda' if torch.cuda.is_available() else 'cpu'
-device_type = device.split(':')[0]
-if device_type not in ('cpu', 'cuda'):
-    fail(f"device must be auto, cpu, cuda or cuda:N, got {device!r}")
-if device_type == 'cuda' and not torch.cuda.is_available():
-    fail("--device=cuda but CUDA is not available")
-# the allocator settings come first: huge pages apply only before the first tensor of 2 MiB (the dtype probe's)
-kept = device_type == 'cpu' and cpu_keep_memory and keep_freed_memory()
-huge = device_type == 'cpu' and cpu_huge_pages and use_huge_pages()
-if dtype == 'auto':            # as train.py: on a CPU bf16 only where its matmul beats fp32's
-    dtype = auto_cpu_dtype()[0] if device_type == 'cpu' else 'bfloat16' if torch.cuda.is_bf16_supported() else 'float16'
-if dtype not in ('bfloat16', 'float16', 'float32'):
-    fail(f"dtype must be auto, bfloat16, float16 or float32, got {dtype!r}")
+        fail(f"unknown variant {v!r} in variants; choose from {', '.join(VARIANTS)}")
+try:
+    device, device_type = resolve_device(device)
+    if device_type == 'mps':
+        raise ValueError("bench.py times cpu or cuda, not mps")
+    kept = device_type == 'cpu' and cpu_keep_memory and keep_freed_memory()
+    dtype, _ = resolve_dtype(dtype, device_type)
+except ValueError as e:
+    fail(e)
 micro_batch_size = micro_batch_size or batch_size
+if min(batch_size, micro_batch_size, vocab_size, warmup + 1) < 1:
+    fail("batch_size, micro_batch_size and vocab_size must be >= 1, warmup >= 0")
 if batch_size % micro_batch_size:
     fail(f"batch_size={batch_size} must be divisible by micro_batch_size={micro_batch_size}")
 if iters < 10:
@@ -210,7 +139,6 @@ ptdtype = getattr(torch, dtype)
 autocast = nullcontext() if dtype == 'float32' else torch.autocast(device_type, dtype=ptdtype)
 torch.backends.cuda.matmul.allow_tf32 = True
 torch.backends.cudnn.allow_tf32 = True
-model_keys = {f.name for f in fields(GPTConfig)}
 
 
 def sync():
@@ -229,8 +157,8 @@ def peak_memory():
 def setup(name):
     """Model, optimizer, step function and per-step data for one variant; runs the untimed warm-up steps."""
     torch.manual_seed(seed)
-    cfg = {k: settable[k] for k in model_keys if k in settable}
-    cfg.update(variant=name, vocab_size=vocab_size, block_size=block_size)
+    cfg = {k: config[k] for k in GPTConfig.__dataclass_fields__}
+    cfg.update(variant=name)
     try:
         raw = GPT(GPTConfig(**cfg)).to(device)
     except ValueError as e:
@@ -297,11 +225,10 @@ else:                           # the peak of the dtype the matmuls run in; bf16
 
 tokens_per_iter = batch_size * T
 load_start = os.getloadavg()   # 1, 5, 15-minute load averages: other processes on this machine
-print(f"{device} ({torch.get_num_threads()} threads) | {dtype} | compile {compile} | {n_layer} layers, n_embd "
-      f"{n_embd}, {n_head} heads, vocab {vocab_size}, T {T} | batch {batch_size} = {micro_batch_size} x {grad_accum} "
+print(f"{device} ({torch.get_num_threads()} threads) | {dtype} | compile {compile} | {config['n_layer']} layers, "
+      f"n_embd {config['n_embd']}, {config['n_head']} heads, vocab {vocab_size}, T {T} | batch {batch_size} = {micro_batch_size} x {grad_accum} "
       f"accum | {tokens_per_iter:,} tokens/iter | peak {peak_flops / 1e12:.2f} TFLOP/s ({peak_source}) | "
-      f"load {load_start[0]:.2f}" + (" | malloc keeps freed memory" if kept else "")
-      + (" | huge pages" if huge else ""))
+      f"load {load_start[0]:.2f}" + (" | malloc keeps freed memory" if kept else ""))
 results = []
 if rounds == 1:       # one variant at a time: only one model in memory
     for name in names:
@@ -343,18 +270,17 @@ for r in results:
         r['fraction_of_predicted_gain'] = (r['speedup'] - 1) / gain if abs(gain) > 1e-9 else None
     r['times'] = [round(1000 * t, 3) for t in r['times']]
 
-if json:
-    os.makedirs(os.path.dirname(json) or '.', exist_ok=True)
+if json_out:
+    os.makedirs(os.path.dirname(json_out) or '.', exist_ok=True)
     setup_info = dict(device=device, device_name=torch.cuda.get_device_name(device) if device_type == 'cuda' else
-                      'cpu', threads=torch.get_num_threads(), dtype=dtype, compile=compile, n_layer=n_layer,
-                      n_head=n_head, n_embd=n_embd, vocab_size=vocab_size, T=T, batch_size=batch_size,
+                      'cpu', threads=torch.get_num_threads(), dtype=dtype, compile=compile,
+                      **{k: config[k] for k in ('n_layer', 'n_head', 'n_embd')}, vocab_size=vocab_size, T=T, batch_size=batch_size,
                       micro_batch_size=micro_batch_size, warmup=warmup, iters=iters, rounds=rounds,
                       peak_flops=peak_flops, peak_source=peak_source, malloc_keeps_freed_memory=kept,
-                      huge_pages=huge,
                       load_avg_start=load_start, load_avg_end=os.getloadavg(),
                       torch=torch.__version__, argv=sys.argv[1:])
-    with open(json, 'w') as f:
-        jsonlib.dump(dict(setup=setup_info, results=results), f, indent=1)
+    with open(json_out, 'w') as f:
+        json.dump(dict(setup=setup_info, results=results), f, indent=1)
 
 print(f"{'variant':<11} {'tok/s':>9} {'ms/iter':>9} {'min-max ms':>15} {'GFLOP/tok':>9} {'TFLOP/s':>8} {'MFU':>6} "
       f"{'peak mem':>9} {'cpu share':>9} {'speedup':>8} {'FLOP-pred':>9} "

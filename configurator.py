@@ -168,7 +168,7 @@ def declare(config, dataclass, **defaults):
 def help_text(keys, annotations, comments, doc, usage):
     lines = [usage, '']
     if doc:
-        lines += [doc.strip().split('\n\n')[0].strip(), '']
+        lines += [inspect.cleandoc(doc).split('\n\n')[0].strip(), '']
     width = min(36, max((len(f'--{k}={v!r}') for k, v in keys.items()), default=0))
     for k, v in keys.items():
         value = f"'{v}'" if isinstance(v, str) else ','.join(map(str, v)) if isinstance(v, tuple) else repr(v)
@@ -205,23 +205,20 @@ def apply_file(keys, annotations, path, foreign=None):
             raise ConfigError(f"{path}: unknown config key '{key}'")
 
 
-def apply_override(keys, annotations, arg, foreign=None):
+def apply_override(keys, annotations, arg):
     """Apply one '--key=value' argument."""
     key, eq, text = arg[2:].partition('=')
     if not arg.startswith('--') or not eq or not key:
         raise ConfigError(f"expected --key=value, got '{arg}'")
-    if key not in keys and foreign is None:
+    if key not in keys:
         raise ConfigError(f"unknown config key '{key}' (in '{arg}')")
-    default, annotation = keys.get(key), annotations.get(key)
+    default, annotation = keys[key], annotations.get(key)
     value = text
-    if key not in keys or not takes_text(default, annotation):
+    if not takes_text(default, annotation):
         try:
             value = ast.literal_eval(text)
         except (SyntaxError, ValueError):
             pass
-    if key not in keys:
-        foreign[key] = value
-        return
     try:
         keys[key] = check(key, value, default, annotation)
     except ConfigError as e:
@@ -235,8 +232,8 @@ def configure(config, argv=None, *, annotations=None, comments=None, doc=None, u
 
     annotations: {key: type} for keys that default to None (default: config['__annotations__']); comments:
     {key: text} for --help (default: parsed from config['__file__'] and config['__comments__']). foreign: a
-    dict that collects keys config does not have instead of rejecting them (bench.py reading a train.py
-    config). `-h` or `--help` prints the keys and exits 0. Raises ConfigError, or with exit_on_error prints
+    dict that collects the keys of config files that config does not have, instead of rejecting them (bench.py
+    reading a train.py config); an unknown --key is always an error. `-h` or `--help` prints the keys and exits 0. Raises ConfigError, or with exit_on_error prints
     'error: ...' and exits with status 2."""
     argv = sys.argv[1:] if argv is None else list(argv)
     annotations = config.get('__annotations__', {}) if annotations is None else annotations
@@ -254,7 +251,7 @@ def configure(config, argv=None, *, annotations=None, comments=None, doc=None, u
     try:
         for arg in argv:
             if arg.startswith('-'):
-                apply_override(keys, annotations, arg, foreign)
+                apply_override(keys, annotations, arg)
             else:
                 apply_file(keys, annotations, arg, foreign)
     except ConfigError as e:

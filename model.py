@@ -1,31 +1,32 @@
 """
 One decoder-only transformer and every variant the three papers study, each a few flags on the same model.
 
-Base block (paper 1, §2): Llama style — RMSNorm, causal multi-head attention with rotary embeddings,
-gated MLP W_D(silu(W_G h) * W_U h). The variants (paper 1, Table 1):
-  standard    everything trained
-  frozen_qk   W_Q, W_K of every layer frozen at their random init
-  frozen_mlp  W_G, W_U, W_D of every layer frozen at their random init
-  mixit       attention replaced by static random mixing matrices (paper 1, eq. 2.3); no W_Q, W_K at all
-  random      only embeddings and head trained (Zhong & Andreas 2024)
-  universal   the fixed universal transformer class of paper 2 (§2): attention-only, no score scale,
-              per-head full-width values summed over heads, only E (= wte) and U (= lm_head) trained
-Frozen parameters have requires_grad=False and never enter the optimizer; MixiT's matrices are buffers.
+Base block (paper 1, §2): Llama style -- RMSNorm, causal multi-head attention with rotary embeddings,
+gated MLP W_D(silu(W_G h) * W_U h). The variants are rows of the table VARIANTS below (paper 1, Table 1;
+paper 2, §2; Zhong & Andreas 2024). Frozen parameters have requires_grad=False and never enter the optimizer;
+MixiT's matrices are buffers. This file imports torch only: copy it alone into another project.
 """
 
-import ctypes
 import math
-import os
-import time
 from dataclasses import dataclass
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from universal import attention
-
-VARIANTS = ('standard', 'frozen_qk', 'frozen_mlp', 'mixit', 'random', 'universal')
+# The base block's flags, and each variant's changes to them: the one place that defines a variant.
+BASE = dict(attn='softmax', rope=True, pos_emb=False, score_scale=True, attn_out_proj=True, mlp=True, residual=True,
+            norm='rms', init='normal', freeze_qk=False, freeze_mlp=False, freeze_attn=False, freeze_norm=False)
+FROZEN = dict(freeze_attn=True, freeze_mlp=True, freeze_norm=True)     # every block weight fixed at init
+VARIANTS = {
+    'standard':   dict(),                                              # everything trained
+    'frozen_qk':  dict(freeze_qk=True),                                # W_Q, W_K of every layer fixed at init
+    'frozen_mlp': dict(freeze_mlp=True),                               # W_G, W_U, W_D of every layer fixed at init
+    'mixit':      dict(attn='mixit', rope=False, pos_emb=True),        # static random mixing A (paper 1, eq. 2.3)
+    'random':     dict(rope=False, pos_emb=True, **FROZEN),            # only embeddings and head trained
+    'universal':  dict(rope=False, score_scale=False, attn_out_proj=False, mlp=False, residual=False,
+                       norm='none', init='uniform', **FROZEN),         # paper 2, §2: only E (wte), U (lm_head)
+}
 
 
 @dataclass
@@ -36,7 +37,7 @@ class GPTConfig:
     n_head: int = 8
     n_embd: int = 512
     bias: bool = False           # biases in attention and MLP linears (paper 1's parameter counts need True)
-    variant: str = 'standard'    # sets the flags below; each flag can also be set alone (None = variant's default)
+    variant: str = 'standard'    # a row of VARIANTS: sets the flags below that are left at None
     # attention
     attn: str | None = None              # 'softmax' | 'mixit'
     rope: bool | None = None             # rotary embeddings on q and k
@@ -53,7 +54,7 @@ class GPTConfig:
     norm: str | None = None              # 'rms' | 'layer' | 'none'
     looped: bool = False                 # one block's weights reused by all n_layer layers
     init: str | None = None              # 'normal' (N(0, 0.02)) | 'uniform' (PyTorch Linear default) for blocks
-    qk_init_std: float = 0.02            # std of W_Q, W_K under init='normal' (SPEC: 0.02; see README, retrieval)
+    qk_init_std: float = 0.02            # std of W_Q, W_K under init='normal' (docs/deviations.md#frozen-qk-score-scale)
     # what is frozen at init
     freeze_qk: bool | None = None
     freeze_mlp: bool | None = None
@@ -63,19 +64,7 @@ class GPTConfig:
     def __post_init__(self):
         if self.variant not in VARIANTS:
             raise ValueError(f"unknown variant {self.variant!r}; choose from {', '.join(VARIANTS)}")
-        universal = self.variant == 'universal'
-        frozen_all = self.variant in ('random', 'universal')
-        defaults = dict(
-            attn='mixit' if self.variant == 'mixit' else 'softmax',
-            rope=self.variant in ('standard', 'frozen_qk', 'frozen_mlp'),
-            pos_emb=self.variant in ('mixit', 'random'),
-            score_scale=not universal, attn_out_proj=not universal,
-            mlp=not universal, residual=not universal, norm='none' if universal else 'rms',
-            init='uniform' if universal else 'normal',
-            freeze_qk=self.variant == 'frozen_qk', freeze_mlp=self.variant == 'frozen_mlp' or frozen_all,
-            freeze_attn=frozen_all, freeze_norm=frozen_all,
-        )
-        for name, value in defaults.items():  # a flag left at None takes the variant's value
+        for name, value in {**BASE, **VARIANTS[self.variant]}.items():   # a flag left at None: the variant's
             if getattr(self, name) is None:
                 setattr(self, name, value)
         if self.attn not in ('softmax', 'mixit'):
@@ -109,6 +98,16 @@ def make_norm(config):
     return nn.Identity()
 
 
+def attention(Q, K, causal):
+    """Row-wise softmax(Q K^T) with no 1/sqrt(d) scale (paper 2, eq. 1), optionally causal.
+    Q, K: (..., n, d) -> (..., n, n); row i of a causal attention covers positions <= i."""
+    S = Q @ K.transpose(-1, -2)
+    if causal:
+        n = S.shape[-1]
+        S = S.masked_fill(torch.ones(n, n, dtype=torch.bool, device=S.device).triu(1), float('-inf'))
+    return torch.softmax(S, dim=-1)
+
+
 def rotary(x, cos, sin):
     """Rotary position embedding (Su et al. 2021), half-split as in Llama. x: (B, H, T, D); cos, sin: (T, D/2)."""
     x1, x2 = x.chunk(2, dim=-1)
@@ -116,7 +115,8 @@ def rotary(x, cos, sin):
 
 
 def mixit_matrices(config, layer):
-    """MixiT's static mixing matrices A for one layer (paper 1, eq. 2.3, causal row-centred as SPEC §1).
+    """MixiT's static mixing matrices A for one layer (paper 1, eq. 2.3; causal and row-centred as the authors'
+    code, docs/deviations.md#mixit-mixing-matrices).
 
     A_h = tril(I + sigma_h (tril(M_h) - c_h)),  M_h ~ N(0, 1) of size m x m, c_i = mean_{j<=i} M_ij,
     so every row sums to 1 and position i mixes only positions <= i. Head 0 is the sink head
@@ -158,7 +158,8 @@ class Attention(nn.Module):
 
     def forward(self, x, rope):
         B, T, C = x.shape
-        if self.mixit:  # one matmul batched over heads, (H, T, T) @ (H, T, B*v_dim): A is never copied per sequence
+        if self.mixit:  # y[b] = A[:, :T, :T] @ v[b] for every sequence b, as one matmul over heads:
+            # (H, T, T) @ (H, T, B*v_dim), so A is never copied per sequence
             v = self.c_v(x).view(B, T, self.n_head, self.v_dim).permute(2, 1, 0, 3).reshape(self.n_head, T, -1)
             y = (self.A[:, :T, :T].to(v.dtype) @ v).view(self.n_head, T, B, self.v_dim).permute(2, 0, 1, 3)
         else:
@@ -243,7 +244,8 @@ class GPT(nn.Module):
         self._freeze()
 
     def _init_weights(self):
-        """N(0, 0.02) for every matrix, N(0, 0.02/sqrt(2L)) for the output projections (SPEC §1); with
+        """N(0, 0.02) for every matrix, N(0, 0.02/sqrt(2L)) for the output projections (GPT-2's
+        convention, docs/deviations.md#initialisation); with
         init='uniform' the blocks keep PyTorch's Linear default U(-1/sqrt(fan_in), 1/sqrt(fan_in)) (paper 2).
         W_Q and W_K take N(0, qk_init_std) instead (0.02 unless a config says otherwise)."""
         c = self.config
@@ -373,77 +375,3 @@ class GPT(nn.Module):
                 logits[logits < v[:, [-1]]] = -float('inf')
             idx = torch.cat((idx, torch.multinomial(F.softmax(logits, dim=-1), num_samples=1)), dim=1)
         return idx
-
-
-def cpu_matmul_flops(dtype, n=4096, reps=5):
-    """FLOP/s of the fastest of reps (n, n) @ (n, n) matmuls in dtype (a torch.dtype) on this CPU, with torch's
-    current number of threads, after one untimed matmul. bench.py takes it as a CPU's peak for MFU (n = 4096:
-    0.1-0.7 s per matmul on a 2-core CPU)."""
-    a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
-    a @ b
-    best = float('inf')
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        a @ b
-        best = min(best, time.perf_counter() - t0)
-    return 2 * n ** 3 / best
-
-
-def auto_cpu_dtype(n=1024):
-    """What dtype='auto' trains in on a CPU: 'bfloat16' (autocast) when this CPU multiplies bf16 matrices faster
-    than fp32 ones, else 'float32'. Returns (name, bf16 FLOP/s, fp32 FLOP/s) from cpu_matmul_flops at size n
-    (about 0.1 s in all).
-
-    Whether bf16 pays depends on the chip, not on torch: on the AMD EPYC of this repo's first sessions a 4096^3
-    bf16 matmul ran at 0.81 TFLOP/s against 0.19 in fp32 (bf16 autocast + compile trained 2.7x faster than fp32
-    eager), while on an Intel Xeon with avx512_bf16 but no AMX the same matmul ran at 0.19 against 0.36, and bf16
-    + compile trained slower than fp32 eager (296 vs 366 tokens/s; fp32 + compile 426; README, Performance)."""
-    bf16, fp32 = cpu_matmul_flops(torch.bfloat16, n), cpu_matmul_flops(torch.float32, n)
-    return ('bfloat16' if bf16 > fp32 else 'float32'), bf16, fp32
-
-
-def use_huge_pages():
-    """Ask PyTorch's CPU allocator to back tensors of 2 MiB and more with transparent huge pages.
-
-    Sets THP_MEM_ALLOC_ENABLE=1 (read by PyTorch >= 2.2 at its first such allocation): blocks are 2 MiB-aligned
-    and madvise(MADV_HUGEPAGE)d, so a fresh 1.6 GB tensor faults in 800 pages instead of 400,000. Unlike
-    keep_freed_memory the memory is still returned to the OS on free, so the footprint does not change.
-    Measured on a 2-core Intel Xeon: zero-filling a fresh (8, 1024, 50304) fp32 tensor 0.35-0.44 s -> 0.20-0.29 s
-    (the first one 1.8-4.2 s, while the kernel assembles huge pages); bench.py at paper 1's LM shape, bf16 +
-    compile, no faster per step (two pairs of runs: 43.2 -> 37.7 s, then 35.3 -> 37.6 s), nor fp32 eager at
-    T = 256 (README), so train.py and bench.py call it only with cpu_huge_pages=True. Must run before the process's
-    first tensor of 2 MiB or more: later, it has no effect. Returns True when set, False where the kernel has no
-    transparent huge pages (not Linux, or THP 'never'), where nothing changes."""
-    try:
-        with open('/sys/kernel/mm/transparent_hugepage/enabled') as f:
-            mode = f.read()
-    except OSError:
-        return False
-    if '[never]' in mode:
-        return False
-    os.environ['THP_MEM_ALLOC_ENABLE'] = '1'
-    return True
-
-
-def keep_freed_memory():
-    """Make glibc's malloc keep freed memory for reuse instead of returning it to the OS (CPU training).
-
-    By default glibc serves every allocation above 32 MiB with a fresh mmap and unmaps it on free, so each
-    training step page-faults its largest tensors in again. At paper 1's LM shape (8 x 1024 tokens, 50,304-way
-    logits, bf16 + compile, 2 cores) zero-filling the 1.6 GB logit gradient alone took 1.4 s of a 14.2 s step,
-    and writing the logits slowed the output-layer matmul 2.5x. mallopt(M_MMAP_MAX, 0) serves large blocks from
-    the heap and mallopt(M_TRIM_THRESHOLD, -1) never shrinks it, so every step reuses the same pages
-    (bench.py: 12.0 s -> 7.4 s per step on an AMD EPYC; fp32 + compile on an Intel Xeon 19.2 s -> 15.5 s).
-    Like MALLOC_MMAP_MAX_=0 in the environment, plus no trimming. The cost: the process keeps its peak resident
-    memory until it exits, and without mmap the heap can fragment: the same shape in fp32 eager mode (peak
-    13.9 GiB with the default allocator) grew to 23.2 GiB and was killed, while compiled runs held steady (bf16
-    6.9 GiB over 13 steps on the EPYC; fp32 11.0 GiB over 33 steps on the Xeon). So train.py and bench.py call it
-    only with cpu_keep_memory=True. Returns True when applied, False without glibc (macOS, Windows, musl), where
-    nothing changes.
-    """
-    try:
-        libc = ctypes.CDLL('libc.so.6')
-    except OSError:
-        return False
-    M_TRIM_THRESHOLD, M_MMAP_MAX = -1, -4          # <malloc.h>
-    return bool(libc.mallopt(M_MMAP_MAX, 0)) and bool(libc.mallopt(M_TRIM_THRESHOLD, -1))

@@ -11,13 +11,13 @@ models cannot see past block_size, so prompt + max_new_tokens must fit: otherwis
 """
 
 import os
-import sys
 
 import numpy as np
 import torch
 
 import tasks
-from configurator import configure
+from common import resolve_device
+from configurator import configure, fail
 from model import GPT, GPTConfig
 
 out_dir = 'out'
@@ -32,12 +32,6 @@ tokenizer = ''                  # local .tiktoken file; '' -> $TIKTOKEN_GPT2_FIL
 data_dir = ''                   # '' -> the checkpoint's lm_data_dir (needed only for compact-vocabulary models)
 configure(globals())
 
-
-def fail(message):
-    print(f"error: {message}", file=sys.stderr)
-    sys.exit(2)
-
-
 ckpt_path = os.path.join(out_dir, 'ckpt.pt')
 if not os.path.isfile(ckpt_path):
     fail(f"no checkpoint at {ckpt_path}; train one first (python train.py config/cpu/wikitext_standard.py)")
@@ -45,8 +39,10 @@ checkpoint = torch.load(ckpt_path, map_location='cpu', weights_only=False)
 config = checkpoint.get('config', {})
 if config.get('task') != 'lm':
     fail(f"{ckpt_path} is a {config.get('task')!r} model; sampling needs a language model (task 'lm')")
-if device == 'auto':
-    device = 'cuda' if torch.cuda.is_available() else 'mps' if torch.backends.mps.is_available() else 'cpu'
+try:
+    device, _ = resolve_device(device)
+except ValueError as e:
+    fail(e)
 model = GPT(GPTConfig(**checkpoint['model_args']))
 model.load_state_dict(checkpoint['model'])
 model.to(device).eval()

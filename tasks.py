@@ -1,5 +1,6 @@
 """
-The tasks of the three papers as token sequences (SPEC §2).
+The tasks of the three papers as token sequences (paper 1, §3 and App. B; paper 2, §5; formats in
+docs/deviations.md where the papers leave them open).
 
 Every task gives input ids x and targets y, both int64 arrays of shape (N, T). Targets are aligned with the
 inputs (y[t] is what the model should output at position t) and are -1 at positions that are not trained
@@ -21,6 +22,8 @@ from typing import Callable
 
 import numpy as np
 
+from configurator import fail, run_command
+
 
 @dataclass
 class Task:
@@ -33,6 +36,7 @@ class Task:
     eval_on: str = 'test'                # memorization is scored on its training set
     exact_match: bool = False            # also report whole-sequence exact match
     scored_tokens: tuple | None = None   # (lo, hi): only targets in [lo, hi) count for accuracy (k-hop)
+    stored_bits: float = 0.0             # memorization: the information in its training set, in bits
 
     def __post_init__(self):
         self._test_rows = set(map(bytes, self.test[0]))
@@ -72,6 +76,11 @@ class Task:
             rows = mask.any(axis=1)
             out['exact'] = (int((correct.sum(1) == mask.sum(1))[rows].sum()), int(rows.sum()))
         return out
+
+    def capacity(self, acc, trainable_params):
+        """{'bits_per_param': stored_bits * acc / trainable_params} for a memorization task (paper 1, Table 4),
+        {} for the others."""
+        return {'bits_per_param': self.stored_bits * acc / trainable_params} if self.stored_bits else {}
 
 
 def split_fixed(rng, sample, n_train, n_test):
@@ -325,12 +334,8 @@ def memorization(seed=0, fixed_train=True, n_train=None, n_test=None, n_keys=512
     k1, k2 = np.divmod(np.arange(n_keys * n_keys), n_keys)
     x = np.stack([k1, k2 + n_keys], axis=1)
     y = np.stack([np.full_like(k1, -1), rng.integers(0, n_keys, n_keys * n_keys)], axis=1)
-    return Task('memorization', 2 * n_keys, 2, test=(x, y), train=(x, y), eval_on='train')
-
-
-def bits_per_parameter(acc, n_keys, trainable_params):
-    """Memorization capacity (paper 1, Table 4): log2(n_keys) * n_keys^2 * acc / trainable parameters."""
-    return np.log2(n_keys) * n_keys ** 2 * acc / trainable_params
+    return Task('memorization', 2 * n_keys, 2, test=(x, y), train=(x, y), eval_on='train',
+                stored_bits=float(np.log2(n_keys) * n_keys ** 2))
 
 
 # -----------------------------------------------------------------------------
@@ -345,12 +350,15 @@ def bits_per_parameter(acc, n_keys, trainable_params):
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'data')
 TOKENIZER_ENV = 'TIKTOKEN_GPT2_FILE'    # path to a local gpt2.tiktoken, used instead of tiktoken's download
 GPT2_PAT = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
-HF_DATASETS = {  # name -> (task, Hugging Face path, config, {split: (hf split, first row, end row)}) (SPEC §2)
+HF_DATASETS = {  # name -> (task, Hugging Face path, config, {split: (hf split, first row, end row)})
     'wikitext103': ('lm', 'Salesforce/wikitext', 'wikitext-103-raw-v1',
                     {'train': ('train', 0, None), 'test': ('test', 0, None)}),
+    'wikitext2': ('lm', 'Salesforce/wikitext', 'wikitext-2-raw-v1',
+                  {'train': ('train', 0, None), 'test': ('test', 0, None)}),
     'fineweb_edu': ('lm', 'HuggingFaceFW/fineweb-edu', 'sample-10BT',
                     {'train': ('train', 0, 2 ** 20), 'test': ('train', 2 ** 20, 2 ** 20 + 2 ** 12)}),
     'yelp': ('sentiment', 'fancyzhx/yelp_polarity', None, {'train': ('train', 0, None), 'test': ('test', 0, None)}),
+    'imdb': ('sentiment', 'stanfordnlp/imdb', None, {'train': ('train', 0, None), 'test': ('test', 0, None)}),
 }
 
 
@@ -725,14 +733,13 @@ def lm(seed=0, fixed_train=False, n_train=None, n_test=0, data_dir=os.path.join(
     0..K-1, so the output layer has K rather than 50,257 classes (CPU runs; the loss is then over K classes).
     seed, fixed_train and n_train are accepted for a uniform interface and unused (the corpus is fixed).
     Raises DataError when the data is not prepared."""
-    meta = load_prepared(data_dir, 'lm')
+    meta, ids = lm_token_ids(data_dir, compact_vocab)
     train = np.memmap(os.path.join(data_dir, 'train.bin'), dtype=np.uint16, mode='r')
     test = np.memmap(os.path.join(data_dir, 'test.bin'), dtype=np.uint16, mode='r')
     T = block_size
     if len(train) <= T + 1 or len(test) < 2:
         raise DataError(f"{data_dir}: {len(train):,} training / {len(test):,} test tokens, too few for "
                         f"block_size={T}")
-    ids = compact_ids([train, test], [meta['eot']]) if compact_vocab else None   # as lm_token_ids
     table = np.zeros(2 ** 16, dtype=np.int64)
     table[ids if ids is not None else np.arange(meta['vocab_size'])] = np.arange(
         len(ids) if ids is not None else meta['vocab_size'])
@@ -752,7 +759,7 @@ def lm(seed=0, fixed_train=False, n_train=None, n_test=0, data_dir=os.path.join(
 
     task = Task('lm', len(ids) if ids is not None else meta['vocab_size'], T, test=(x.reshape(n_win, T),
                 y.reshape(n_win, T)), sample=sample)
-    task.meta, task.token_ids = meta, ids                  # token_ids[k]: the GPT-2 id of compact id k (or None)
+    task.token_ids = ids                                   # token_ids[k]: the GPT-2 id of compact id k (or None)
     return task
 
 
@@ -805,7 +812,7 @@ def sentiment(seed=0, fixed_train=False, n_train=None, n_test=0, data_dir=os.pat
         return batch(train_tokens, train_docs[rng.integers(0, len(train_docs), n)])
 
     task = Task('sentiment', V, T, test=batch(test_tokens, test_docs), sample=sample)
-    task.meta, task.token_ids = meta, ids
+    task.token_ids = ids
     return task
 
 TASKS = {
@@ -831,39 +838,37 @@ def make_task(name, **kwargs):
         raise ValueError(f"task {name!r}: {e}") from None
 
 
-def main(argv):
-    """python tasks.py prepare <dataset> [--input=FILES] [--test_input=FILES] [--task=lm|sentiment] ..."""
-    import argparse
-    p = argparse.ArgumentParser(prog='python tasks.py', description='Prepare text data for the lm and sentiment '
-                                'tasks: GPT-2 BPE (tiktoken) into uint16 token files under data/<dataset>/.')
-    sub = p.add_subparsers(dest='command', required=True)
-    q = sub.add_parser('prepare', help='tokenize a dataset: ' + ', '.join(HF_DATASETS) + ', or local files')
-    q.add_argument('dataset', help=f"{', '.join(HF_DATASETS)} (Hugging Face), or any name with --input")
-    q.add_argument('--input', default='', help='comma-separated local files or folders (text for lm; labelled '
-                   'texts for sentiment: IMDb-style CSV, Yelp-sentences *.0/*.1, or "<label> <text>" lines)')
-    q.add_argument('--test_input', default='', help='test files (default: the --input files named *test*)')
-    q.add_argument('--test_fraction', type=float, default=0.0, help='hold out this fraction when no test file')
-    q.add_argument('--task', choices=('lm', 'sentiment'), help="default: the dataset's, else lm")
-    q.add_argument('--tokenizer', default=None, help=f'local gpt2.tiktoken (or set ${TOKENIZER_ENV})')
-    q.add_argument('--out_dir', default=None, help='default: data/<dataset>')
-    q.add_argument('--num_proc', type=int, default=0, help='tokenizer threads (default: all cores)')
-    q.add_argument('--force', action='store_true', help='redo finished splits')
-    a = p.parse_args(argv)
+def prepare_command(dataset: str,
+                    input='',            # comma-separated local files or folders (text for lm; labelled texts for
+                                         # sentiment: IMDb-style CSV, Yelp-sentences *.0/*.1, "<label> <text>" lines)
+                    test_input='',       # test files (default: the --input files named *test*)
+                    test_fraction=0.0,   # hold out this fraction of the input when there is no test file
+                    task='',             # lm | sentiment; '' -> the dataset's, else lm
+                    tokenizer='',        # local gpt2.tiktoken ('' -> $TIKTOKEN_GPT2_FILE, else tiktoken's download)
+                    out_dir='',          # '' -> data/<dataset>
+                    num_proc=0,          # tokenizer threads; 0: all cores
+                    force=False):        # redo finished splits
+    """Tokenize a dataset (Hugging Face by name, or local files) into data/<dataset>/ for the lm and sentiment
+    tasks: GPT-2 BPE (tiktoken) in uint16 token files."""
     split = lambda v: [x for x in v.split(',') if x]
+    if task not in ('', 'lm', 'sentiment'):
+        fail(f"task must be lm or sentiment, got {task!r}")
+    if not 0 <= test_fraction < 1:
+        fail(f"test_fraction must be in [0, 1), got {test_fraction}")
     try:
-        meta = prepare(a.dataset, split(a.input), split(a.test_input), a.task, a.tokenizer, a.out_dir,
-                       a.num_proc or None, a.test_fraction, a.force)
+        meta = prepare(dataset, split(input), split(test_input), task or None, tokenizer or None, out_dir or None,
+                       num_proc or None, test_fraction, force)
     except DataError as e:
-        print(f"error: {e}", file=sys.stderr)
-        sys.exit(2)
+        fail(e)
     except KeyboardInterrupt:
         print("interrupted: finished splits are kept, re-run to do the rest", file=sys.stderr)
         sys.exit(130)
-    print(f"{a.out_dir or os.path.join(DATA_DIR, a.dataset)} ({meta['task']}, {meta['tokenizer']}, vocabulary "
+    print(f"{out_dir or os.path.join(DATA_DIR, dataset)} ({meta['task']}, {meta['tokenizer']}, vocabulary "
           f"{meta['vocab_size']:,}):")
     for s, v in meta['splits'].items():
         print(f"  {s:5s} {v['tokens']:>14,} tokens {v['documents']:>10,} {'documents' if meta['task'] == 'lm' else 'texts'}")
 
 
 if __name__ == '__main__':
-    main(sys.argv[1:])
+    run_command(dict(prepare=prepare_command), doc=f"Known datasets: {', '.join(HF_DATASETS)} (Hugging Face), or any "
+                "name with --input=FILES.")

@@ -5,6 +5,8 @@ under torchrun (nccl on CUDA, gloo on CPU).
     python train.py config/cpu/retrieval_standard.py
     python train.py config/cpu/dyck1_mixit.py --max_iters=500 --device=cpu
     torchrun --standalone --nproc_per_node=8 train.py config/fineweb_mixit.py
+    python train.py config/cpu/universal_dyck1.py --construction=sparse    # paper 2: only E and U train
+    python train.py --help                                                 # every key, its default and comment
 
 The global batch (`batch_size` sequences per optimizer step) is fixed: each rank takes its slice of the
 same sampled batch and accumulates micro-batches of `micro_batch_size`, so the number of processes changes
@@ -18,7 +20,6 @@ import os
 import sys
 import time
 from contextlib import nullcontext
-from dataclasses import fields
 
 import numpy as np
 import torch
@@ -27,9 +28,11 @@ import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel as DDP
 from tqdm import tqdm
 
-import tasks
-from configurator import configure
-from model import GPT, GPTConfig, auto_cpu_dtype, keep_freed_memory, use_huge_pages
+import universal
+from tasks import crop_unscored
+from common import keep_freed_memory, make_task, model_args as make_model_args, resolve_device, resolve_dtype
+from configurator import configure, declare, fail
+from model import GPT, GPTConfig
 
 # ----------------------------------------------------------------------------- I/O
 out_dir = 'out'
@@ -40,6 +43,9 @@ eval_batch_size = 0             # 0: micro_batch_size if set, else batch_size
 always_save_checkpoint = True   # else only when val_loss improves
 init_from = 'scratch'           # 'scratch' | 'resume' (out_dir/ckpt.pt) | path to a state_dict .pt (weights only)
 seed = 1337
+wandb_log = False               # log evaluations and training losses to Weights & Biases (pip install wandb)
+wandb_project = 'learned-transformer'
+wandb_run_name = ''             # '' -> out_dir's name
 # ----------------------------------------------------------------------------- task (tasks.py)
 task = 'retrieval'
 task_seed = 0                   # seeds the test set and any fixed training set
@@ -63,32 +69,9 @@ sentiment_data_dir = 'data/yelp'
 sentiment_block_size = 256      # texts truncated / padded to this; the label is the target at the last token
 sentiment_compact_vocab = False
 # ----------------------------------------------------------------------------- model (model.py)
-variant = 'standard'            # standard | frozen_qk | frozen_mlp | mixit | random | universal
-n_layer = 2
-n_head = 4
-n_embd = 128
+declare(globals(), GPTConfig, n_layer=2, n_head=4, n_embd=128)   # every GPTConfig field is a key (--help)
 block_size = 0                  # 0: the task's sequence length
-bias = False
-head_dim = 0
-mixit_scale = 'code'
-mixit_sink_head = True
-mixit_seed = 0
-looped = False
-# flags left at None take the variant's value (see model.GPTConfig)
-attn = None
-rope = None
-pos_emb = None
-score_scale = None
-attn_out_proj = None
-mlp = None
-residual = None
-norm = None
-init = None
-qk_init_std = 0.02              # std of the (possibly frozen) W_Q, W_K at init (SPEC: 0.02)
-freeze_qk = None
-freeze_mlp = None
-freeze_attn = None
-freeze_norm = None
+construction = ''               # paper 2: '' | 'sparse' | 'looped': the fixed attention weights written at init
 # ----------------------------------------------------------------------------- optimizer
 batch_size = 256                # global batch, sequences per optimizer step
 micro_batch_size = 0            # sequences per forward pass and rank; 0: batch_size // world_size
@@ -103,54 +86,39 @@ lr_decay_iters = 0              # 0: max_iters
 min_lr_ratio = 0.1              # cosine decays to learning_rate * min_lr_ratio
 # ----------------------------------------------------------------------------- system
 device = 'auto'                 # auto | cpu | cuda | cuda:N | mps
-dtype = 'auto'                  # auto | bfloat16 | float16 | float32 (auto on a CPU: model.auto_cpu_dtype)
+dtype = 'auto'                  # auto | bfloat16 | float16 | float32 (auto on a CPU: its faster matmul)
 compile = True                  # torch.compile the model
-cpu_keep_memory = False         # CPU: malloc keeps freed memory for the next step (model.keep_freed_memory;
+cpu_keep_memory = False         # CPU: malloc keeps freed memory for the next step (common.keep_freed_memory;
                                 # faster large steps, but memory can grow: see its docstring)
-cpu_huge_pages = False          # CPU: tensors >= 2 MiB on transparent huge pages (model.use_huge_pages)
 # -----------------------------------------------------------------------------
 config = configure(globals())
 
 
-def fail(message):
-    print(f"error: {message}", file=sys.stderr)
-    sys.exit(2)
-
-
 # ----------------------------------------------------------------------------- processes and devices
 ddp = int(os.environ.get('RANK', -1)) != -1
-if device == 'auto':
-    device = 'cuda' if torch.cuda.is_available() else 'mps' if torch.backends.mps.is_available() else 'cpu'
+try:
+    device, device_type = resolve_device(device)
+except ValueError as e:
+    fail(e)
 if ddp:
     rank, local_rank, world_size = (int(os.environ[k]) for k in ('RANK', 'LOCAL_RANK', 'WORLD_SIZE'))
-    if device.startswith('cuda'):
+    if device_type == 'cuda':
         device = f'cuda:{local_rank}'
         torch.cuda.set_device(device)
-    dist.init_process_group(backend='nccl' if device.startswith('cuda') else 'gloo')
+    dist.init_process_group(backend='nccl' if device_type == 'cuda' else 'gloo')
 else:
     rank, local_rank, world_size = 0, 0, 1
 master = rank == 0
-device_type = device.split(':')[0]
-if device_type not in ('cpu', 'cuda', 'mps'):
-    fail(f"device must be auto, cpu, cuda, cuda:N or mps, got {device!r}")
-# the allocator settings come first: huge pages apply only before the first tensor of 2 MiB (the dtype probe's)
-if device_type == 'cpu' and cpu_huge_pages and not use_huge_pages():
-    print("note: cpu_huge_pages needs Linux transparent huge pages; ignored here", file=sys.stderr)
 if device_type == 'cpu' and cpu_keep_memory and not keep_freed_memory():
     print("note: cpu_keep_memory needs glibc's malloc; ignored here", file=sys.stderr)
-dtype_note = ''
-if dtype == 'auto' and device_type == 'cpu':   # bf16 autocast only where this CPU multiplies bf16 faster
-    dtype, bf16_flops, fp32_flops = auto_cpu_dtype()
-    if ddp:                                      # every rank trains in rank 0's choice
-        choice = [dtype]
-        dist.broadcast_object_list(choice, src=0)
-        dtype = choice[0]
-    dtype_note = f" (auto: matmul bf16 {bf16_flops / 1e12:.2f} vs fp32 {fp32_flops / 1e12:.2f} TFLOP/s here)"
-elif dtype == 'auto':
-    dtype = {'cuda': 'bfloat16' if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else 'float16',
-             'mps': 'float32'}[device_type]
-if dtype not in ('bfloat16', 'float16', 'float32'):
-    fail(f"dtype must be auto, bfloat16, float16 or float32, got {dtype!r}")
+try:
+    dtype, dtype_note = resolve_dtype(dtype, device_type)
+except ValueError as e:
+    fail(e)
+if ddp and dtype_note:                           # a CPU's measured choice: every rank trains in rank 0's
+    choice = [dtype]
+    dist.broadcast_object_list(choice, src=0)
+    dtype = choice[0]
 ptdtype = getattr(torch, dtype)
 autocast = nullcontext() if dtype == 'float32' else torch.autocast(device_type, dtype=ptdtype)
 torch.backends.cuda.matmul.allow_tf32 = True
@@ -167,18 +135,19 @@ if rank_batch % micro_batch_size:
 grad_accum = rank_batch // micro_batch_size
 
 # ----------------------------------------------------------------------------- task and model
-task_args = {k[len(task) + 1:]: v for k, v in config.items() if k.startswith(task + '_')}
-task_args.update(seed=task_seed, fixed_train=fixed_train)
-task_args.update({k: v for k, v in dict(n_train=n_train, n_test=n_test).items() if v})
+if construction not in ('', 'sparse', 'looped'):
+    fail(f"construction must be '', 'sparse' or 'looped', got {construction!r}")
+if wandb_log and master:
+    try:
+        import wandb
+    except ImportError:
+        fail("wandb_log=True needs the wandb package: pip install wandb")
 try:
-    data = tasks.make_task(task, **task_args)
+    data = make_task(config)
+    model_args = make_model_args(config, data.vocab_size, data.block_size)
 except ValueError as e:
     fail(e)
 T = data.block_size
-model_args = {f.name: config[f.name] for f in fields(GPTConfig) if f.name in config}
-model_args.update(vocab_size=data.vocab_size, block_size=block_size or T)
-if T > model_args['block_size']:
-    fail(f"task {task} has sequences of length {T} > block_size={model_args['block_size']}")
 
 iter_num, best_val_loss, checkpoint = 0, float('inf'), None
 ckpt_path = os.path.join(out_dir, 'ckpt.pt')
@@ -190,6 +159,8 @@ if init_from == 'resume':
     iter_num, best_val_loss = checkpoint['iter_num'], checkpoint['best_val_loss']
 try:
     raw_model = GPT(GPTConfig(**model_args))
+    if construction and checkpoint is None:        # paper 2: R_Q, R_K, R_V of a construction; E, U stay random
+        universal.write_construction(raw_model, construction)
 except ValueError as e:
     fail(e)
 if checkpoint is not None:
@@ -226,7 +197,7 @@ def to_device(a):
     return t.to(device)
 
 
-crop = tasks.crop_unscored   # right-padded batches (sentiment, retrieval, Dyck): drop trailing unscored columns
+crop = crop_unscored   # right-padded batches (sentiment, retrieval, Dyck): drop trailing unscored columns
 
 
 def get_batch(rng):
@@ -329,19 +300,22 @@ if master:
     print(f"task {task} | variant {model_args['variant']} | {n_trainable:,} trainable of {n_total:,} parameters | "
           f"{world_size} process(es) on {device}, {dtype}{dtype_note} | global batch {batch_size} = "
           f"{micro_batch_size} x {grad_accum} accum x {world_size} ranks | {batch_size * T:,} tokens/iter")
+    if wandb_log:
+        wandb.init(project=wandb_project, name=wandb_run_name or os.path.basename(os.path.abspath(out_dir)),
+                   config=config)
 tokens_per_iter = batch_size * T
 pbar = tqdm(total=max_iters, initial=iter_num, disable=None if master else True, dynamic_ncols=True, leave=False)
 loss_accum, t_log, iters_since_log = torch.zeros((), device=device), time.perf_counter(), 0
 while True:
     if iter_num % eval_interval == 0 or iter_num == max_iters:
         metrics = evaluate()
-        if task == 'memorization':
-            metrics['bits_per_param'] = float(tasks.bits_per_parameter(metrics['val_acc'], memorization_n_keys,
-                                                                       n_trainable))
+        metrics.update(data.capacity(metrics.get('val_acc', 0.0), n_trainable))   # memorization: bits/param
         if master:
             improved = metrics['val_loss'] < best_val_loss
             best_val_loss = min(best_val_loss, metrics['val_loss'])
             append_jsonl('log.jsonl', dict(iter=iter_num, tokens=iter_num * tokens_per_iter, **metrics))
+            if wandb_log:
+                wandb.log(metrics, step=iter_num)
             tqdm.write(f"eval {iter_num}: " + ', '.join(f"{k} {v:.4f}" for k, v in metrics.items()))
             if iter_num > 0 and (always_save_checkpoint or improved):
                 save_checkpoint()
@@ -376,6 +350,8 @@ while True:
         ms, tok_s = 1000 * dt / iters_since_log, tokens_per_iter * iters_since_log / dt
         if master:
             append_jsonl('train_log.jsonl', dict(iter=iter_num, loss=train_loss, lr=lr, ms=ms, tok_s=tok_s))
+            if wandb_log:
+                wandb.log(dict(loss=train_loss, lr=lr, tok_s=tok_s), step=iter_num)
             tqdm.write(f"iter {iter_num}: loss {train_loss:.4f}, lr {lr:.2e}, {ms:.1f} ms/iter, {tok_s:,.0f} tok/s")
         loss_accum.zero_()
         t_log, iters_since_log = time.perf_counter(), 0

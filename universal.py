@@ -8,34 +8,31 @@ E plays the role of a program. This file
   1. builds the target class, the universal class (float64), and the three constructions of the fixed
      weights -- sparse (Thm 3.1), looped (Thm 3.2), random (Thm 3.3/3.4) -- with their widths m̄, M;
   2. checks them: `verify` (UTF(XE) = T(X) to 1e-9, causal or not, every length) and `dims`;
-  3. writes those fixed weights into model.py's GPT (`init`) and runs the paper's §5 experiments, where
-     only E and U are trained (`experiments`, `plot`).
+  3. writes those fixed weights into model.py's GPT (write_construction, train.py's --construction) and runs
+     the paper's §5 experiments, where only E and U are trained (`experiments`, `plot`).
 
     python universal.py verify --H=2 --L=3 --construction=looped --causal=True
     python universal.py dims
-    python universal.py init config/universal_dyck1.py --construction=sparse --out=out/u.pt
-    python train.py config/universal_dyck1.py --init_from=out/u.pt          # trains only E and U
+    python train.py config/universal_dyck1.py --construction=sparse         # trains only E and U
     python universal.py experiments --which=table1 --size=cpu --jobs=2     # table1 | table2 | msweep
 
 Conventions: rows are tokens (X is n×d_in), as in the paper; every construction is float64.
 """
 import itertools
+import json
 import math
+import os
+import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import torch
 
+from configurator import configure, fail, run_command
+from model import GPTConfig, attention
+
 # -----------------------------------------------------------------------------------------------------
 # 1. The target class TF_{H,L,d_in,d} (paper 2, §2.1)
-
-
-def attention(Q, K, causal):
-    """Row-wise softmax(Q K^T), no 1/√d scale, optionally causal. Q, K: (..., n, d) → (..., n, n)."""
-    S = Q @ K.transpose(-1, -2)
-    if causal:
-        n = S.shape[-1]
-        S = S.masked_fill(torch.ones(n, n, dtype=torch.bool, device=S.device).triu(1), float('-inf'))
-    return torch.softmax(S, dim=-1)
 
 
 def random_target(H, L, d_in, d, seed=0):
@@ -164,7 +161,7 @@ def solve_E(W, R):
 
 
 # -----------------------------------------------------------------------------------------------------
-# 4. Sparse construction (Thm 3.1, App. A; SPEC §3's projection reading)
+# 4. Sparse construction (Thm 3.1, App. A; the projection reading, docs/deviations.md#sparse-construction)
 #
 # The m coordinates are blocks of an H-ary tree: for every depth t < L, prefix p ∈ [H]^t and head h, a
 # Q-block and a K-block of width d; for every leaf p ∈ [H]^L a block of width d_in (M columns in all;
@@ -226,7 +223,7 @@ def sparse_embedding(W, m=None):
 
 
 # -----------------------------------------------------------------------------------------------------
-# 5. Looped construction (Thm 3.2, App. C; SPEC §3's (2d + d_in)-block layout)
+# 5. Looped construction (Thm 3.2, App. C; a (2d + d_in)-block layout, docs/deviations.md#looped-construction)
 #
 # One set R_V^h, R_Q^h, R_K^h serves every layer. Every prefix q, |q| ≤ L, owns a block B_q of width
 # 2d + d_in: columns [0, d) Q, [d, 2d) K, [2d, 2d + d_in) M. R_V^h pulls block (h)+p up into block p
@@ -339,7 +336,6 @@ def max_rel_error(W, R, E, causal, lengths, batch=4, seed=1):
 
 def gpt_config(H, L, d_in, d, m, block_size, **flags):
     """model.GPTConfig of UTF^m_{H,L,d_in,d}; flags (residual, norm, mlp, looped, freeze_*, ...) pass through."""
-    from model import GPTConfig
     return GPTConfig(variant='universal', n_layer=L, n_head=H, n_embd=m, head_dim=d, vocab_size=d_in,
                      block_size=block_size, **flags)
 
@@ -368,13 +364,24 @@ def load_construction(model, R, E=None, U=True):
     return model
 
 
-# -----------------------------------------------------------------------------------------------------
+def write_construction(model, construction):
+    """Write the fixed attention weights of a construction ('sparse' | 'looped', Thm 3.1 / 3.2) for the model's
+    own (H, L, d_in, d, m) into a universal GPT; E, U (and any MLP or norm) keep their init. train.py's
+    --construction. Raises ValueError when n_embd is below the construction's width M (m_looped)."""
+    c = model.config
+    build = {'sparse': sparse_weights, 'looped': looped_weights}[construction]
+    return load_construction(model, build(c.n_head, c.n_layer, c.vocab_size, c.head_dim, c.n_embd), U=False)
+
+
+# =====================================================================================================
+# The maths ends here. What follows runs the paper's experiments through train.py.
+# =====================================================================================================
 # 8. Experiments (paper 2, §5): train only E and U of a fixed universal transformer
 #
 # Each run is one `python train.py config/[cpu/]universal_<task>.py --key=value ...` (train.py's loop,
 # AdamW, fresh samples every step, the task's fixed test set). Three models of one shape:
-#   sparse  R_Q, R_K, R_V from the sparse construction, written to a state_dict that train.py loads
-#           (init_from); E, U start at N(0, 0.02) and are the only trained parameters;
+#   sparse  R_Q, R_K, R_V from the sparse construction, written at init (train.py --construction=sparse);
+#           E, U start at N(0, 0.02) and are the only trained parameters;
 #   random  R_Q, R_K, R_V (and a frozen MLP) at PyTorch's default U(-1/√fan_in, 1/√fan_in); E, U trained;
 #   full    the same architecture with every parameter trained.
 # and five architectures (Table 2's rows, read as cumulative: the MLP rows keep the residual stream).
@@ -396,75 +403,34 @@ PAPER_TABLE2 = {  # paper 2, Table 2: dyck1 (a) and 2-hop (b); the other rows of
     'khop2': dict(res=(53.8, 54.3, 58.4), mlp=(54.6, 54.1, 100), mlp_ln=(100, 66.2, 100))}
 
 
-def read_config(path, overrides=()):
-    """A train.py config file (plain assignments) as a dict, then '--key=value' overrides (Python literals)."""
-    import ast
-    cfg = {}
-    exec(open(path).read(), {}, cfg)
-    for a in overrides:
-        key, _, val = a[2:].partition('=')
-        try:
-            cfg[key] = ast.literal_eval(val)
-        except (SyntaxError, ValueError):
-            cfg[key] = val
-    return cfg
-
-
-def model_from_config(cfg):
-    """The GPT that train.py builds from config dict cfg (its task fixes vocab_size and block_size)."""
-    import dataclasses
-    import tasks
-    from model import GPT, GPTConfig
-    task_args = {k[len(cfg['task']) + 1:]: v for k, v in cfg.items() if k.startswith(cfg['task'] + '_')}
-    data = tasks.make_task(cfg['task'], n_test=1, **task_args)
-    names = {f.name for f in dataclasses.fields(GPTConfig)}
-    args = {k: v for k, v in cfg.items() if k in names}
-    args.update(vocab_size=data.vocab_size, block_size=cfg.get('block_size') or data.block_size)
-    torch.manual_seed(cfg.get('seed', 1337))             # train.py seeds before building its model
-    return GPT(GPTConfig(**args))
-
-
-def write_init(cfg, construction, out):
-    """state_dict of the GPT for cfg with its attention weights from `construction` ('sparse' | 'looped';
-    'random' keeps the model's own U(-1/√m, 1/√m) init); E, U (and any MLP / norm) keep their init.
-    Raises ValueError if n_embd is below the construction's width."""
-    model = model_from_config(cfg)
-    c = model.config
-    if construction != 'random':
-        build = sparse_weights if construction == 'sparse' else looped_weights
-        load_construction(model, build(c.n_head, c.n_layer, c.vocab_size, c.head_dim, c.n_embd), U=False)
-    torch.save(model.state_dict(), out)
-    return model
+def train_keys(argv, **keys):
+    """The values that a train.py command line (config files, then --key=value) gives to keys; keys gives each
+    one's default, and the command line's other keys are skipped (train.py checks them)."""
+    mine = [a for a in argv if not a.startswith('--') or a[2:].partition('=')[0] in keys]
+    return configure(keys, mine, foreign={}, exit_on_error=False)
 
 
 def run_one(config, model, arch, out_dir, extra=()):
-    """One train.py run; returns its final metrics (the last line of out_dir/log.jsonl). Reuses a finished
-    run in out_dir. model ∈ MODELS, arch ∈ ARCHS."""
-    import json
-    import os
-    import subprocess
+    """One train.py run; returns its final metrics (the last line of out_dir/log.jsonl) with the run's CPU
+    seconds. Reuses a finished run in out_dir. model in MODELS, arch in ARCHS. Raises RuntimeError when
+    train.py fails (its output is in out_dir/stdout.txt)."""
     flags = dict(ARCHS[arch], **(UNFROZEN if model == 'full' else {}))
+    flags.update(construction='sparse') if model == 'sparse' else None
     over = [f'--{k}={v}' for k, v in flags.items()] + list(extra) + [f'--out_dir={out_dir}']
-    cfg = read_config(config, over)
+    max_iters = train_keys([config] + over, max_iters=5000)['max_iters']
     log_path = os.path.join(out_dir, 'log.jsonl')
     if os.path.isfile(log_path):
         last = json.loads(open(log_path).read().splitlines()[-1])
-        if last['iter'] == cfg['max_iters']:
+        if last['iter'] == max_iters:
             return last
         os.remove(log_path)
     os.makedirs(out_dir, exist_ok=True)
-    if model == 'sparse':
-        write_init(cfg, 'sparse', os.path.join(out_dir, 'init.pt'))
-        over.append(f"--init_from={os.path.join(out_dir, 'init.pt')}")
     env = dict(os.environ, OMP_NUM_THREADS=os.environ.get('OMP_NUM_THREADS', '1'))
     with open(os.path.join(out_dir, 'stdout.txt'), 'w') as f:
         p = subprocess.Popen([sys.executable, 'train.py', config] + over, stdout=f, stderr=subprocess.STDOUT, env=env)
         _, status, usage = os.wait4(p.pid, 0)                # this child's own CPU time, whatever runs beside it
-        p.returncode = os.waitstatus_to_exitcode(status)
-    if p.returncode:
-        raise RuntimeError(f"train.py failed ({p.returncode}), see {out_dir}/stdout.txt")
-    if model == 'sparse':
-        os.remove(os.path.join(out_dir, 'init.pt'))         # the fixed weights are rebuilt from the config
+    if os.waitstatus_to_exitcode(status):
+        raise RuntimeError(f"train.py failed ({os.waitstatus_to_exitcode(status)}), see {out_dir}/stdout.txt")
     last = json.loads(open(log_path).read().splitlines()[-1])
     last['cpu_s'] = usage.ru_utime + usage.ru_stime
     with open(log_path, 'a') as f:                           # the record a later call reuses
@@ -474,7 +440,8 @@ def run_one(config, model, arch, out_dir, extra=()):
 
 def experiment_runs(which, size, seeds, d_list, sweep_arch='res_ln'):
     """(name, config, model, arch, extra, tag) of every run of an experiment: 'table1', 'table2' or 'msweep' (the
-    m sweep uses architecture sweep_arch: the paper does not say which; attention-only 2-hop barely learns)."""
+    m sweep uses architecture sweep_arch: the paper does not say which; attention-only 2-hop barely learns).
+    Raises ValueError for another experiment."""
     cfg_dir = 'config/cpu' if size == 'cpu' else 'config'
     conf = lambda t: f'{cfg_dir}/universal_{t}.py'
     runs = []
@@ -487,7 +454,7 @@ def experiment_runs(which, size, seeds, d_list, sweep_arch='res_ln'):
                         runs.append((f'{t}_{arch}_{model}_s{s}', conf(t), model, arch, [f'--seed={s}'],
                                      dict(task=t)))
     elif which == 'msweep':                                  # Fig. 2: 2-hop, m = m̄(d) vs m = H·d
-        cfg = read_config(conf('khop2'))
+        cfg = train_keys([conf('khop2')], n_head=0, n_layer=0, head_dim=0, n_embd=0)
         H, L = cfg['n_head'], cfg['n_layer']
         for d in d_list:
             for param, m in (('mbar', m_bar(H, L, 30, d)), ('Hd', H * d)):
@@ -502,7 +469,6 @@ def experiment_runs(which, size, seeds, d_list, sweep_arch='res_ln'):
     else:
         raise ValueError(f"unknown experiment {which!r}: table1 | table2 | msweep")
     return runs
-
 
 
 def mean_acc(results, **match):
@@ -559,69 +525,55 @@ def plot_msweep(results, png):
 
 
 # -----------------------------------------------------------------------------------------------------
-# 9. Command line: python universal.py {verify, dims, init, experiments, plot} [--key=value ...]
+# 9. Command line: python universal.py {verify, dims, experiments, plot} [--key=value ...]
 
 PAPER_SETTINGS = [  # (name, H, L, d, d_in, the paper's m) -- paper 2, Table 1 caption and Tables 5, 6
     ('dyck1', 4, 2, 24, 4, 1024), ('1-hop', 2, 2, 28, 30, 456), ('2-hop', 2, 3, 28, 30, 1024),
     ('3-hop', 2, 4, 30, 30, 2280), ('4-hop', 2, 4, 30, 30, 2280)]
 
 
-def parse_flags(args, defaults):
-    """--key=value flags over a dict of defaults, typed by the default ('--flag' alone means True; a value
-    may contain '='; an int default takes an int, a float default takes '1' or '1e-3'). Exits with a
-    one-line error on anything else."""
-    out = dict(defaults)
-    for a in args:
-        key, eq, val = a[2:].partition('=')
-        if not a.startswith('--') or key not in defaults:
-            sys.exit(f"error: unknown flag {a!r}; expected one of " + ' '.join(f'--{k}' for k in defaults))
-        d = defaults[key]
-        try:
-            if isinstance(d, bool):
-                if val.lower() not in ('', 'true', '1', 'false', '0'):
-                    raise ValueError
-                out[key] = val.lower() in ('', 'true', '1')
-            else:
-                out[key] = type(d)(val) if eq else None
-                if out[key] is None:
-                    raise ValueError
-        except ValueError:
-            sys.exit(f"error: bad value for --{key}: {val!r} (expected {type(d).__name__})")
-    return out
-
-
-def cmd_verify(args):
-    """UTF(X E) vs T(X) for one random target; exit 1 if the max relative error exceeds --tol."""
-    o = parse_flags(args, dict(H=2, L=2, d=3, d_in=4, n=8, construction='sparse', causal=False, m=0, seed=0,
-                               tol=1e-9))
-    if o['construction'] not in CONSTRUCTIONS:
-        sys.exit(f"error: --construction must be one of {'|'.join(CONSTRUCTIONS)}, got {o['construction']!r}")
-    if min(o['H'], o['L'], o['d'], o['d_in'], o['n']) < 1 or o['m'] < 0:
-        sys.exit("error: --H, --L, --d, --d_in and --n must be >= 1 (and --m >= 0, 0 = the smallest that works)")
-    W = random_target(o['H'], o['L'], o['d_in'], o['d'], seed=o['seed'])
+def verify(H=2,                      # heads per layer
+           L=2,                      # layers
+           d=3,                      # the target's head width
+           d_in=4,                   # the target's input width (vocabulary size)
+           n=8,                      # longest input checked (lengths 1, 2, n/2, n)
+           construction='sparse',    # sparse | looped | random | random_looped
+           causal=False,             # causal attention in the target and the universal transformer
+           m=0,                      # width of the universal transformer; 0: the smallest that works
+           seed=0,
+           tol=1e-9):                # PASS when the max relative error is at most this
+    """UTF(X E) against T(X) for one random target; exits 1 when the max relative error exceeds tol."""
+    if construction not in CONSTRUCTIONS:
+        fail(f"construction must be one of {' | '.join(CONSTRUCTIONS)}, got {construction!r}")
+    if min(H, L, d, d_in, n) < 1 or m < 0:
+        fail("H, L, d, d_in and n must be >= 1 (and m >= 0, 0 = the smallest that works)")
+    W = random_target(H, L, d_in, d, seed=seed)
     try:
-        R, E, info = construct(o['construction'], W, m=o['m'] or None, seed=o['seed'] + 1)
+        R, E, info = construct(construction, W, m=m or None, seed=seed + 1)
     except ValueError as e:
-        sys.exit(f"error: {e}")
-    lengths = sorted({1, 2, max(1, o['n'] // 2), o['n']})
-    err = max_rel_error(W, R, E, o['causal'], lengths, seed=o['seed'] + 2)
-    H, L, d_in, d, m = o['H'], o['L'], o['d_in'], o['d'], E.shape[1]
-    print(f"target TF_{{H={H},L={L},d_in={d_in},d={d}}}  causal={o['causal']}  construction={o['construction']}")
-    print(f"m = {m}   (M = {M_all(H, L, d_in, d)}, m̄ = {m_bar(H, L, d_in, d)}, "
+        fail(e)
+    lengths = sorted({1, 2, max(1, n // 2), n})
+    err = max_rel_error(W, R, E, causal, lengths, seed=seed + 2)
+    print(f"target TF_{{H={H},L={L},d_in={d_in},d={d}}}  causal={causal}  construction={construction}")
+    print(f"m = {E.shape[1]}   (M = {M_all(H, L, d_in, d)}, m̄ = {m_bar(H, L, d_in, d)}, "
           f"m_looped = {m_looped(H, L, d_in, d)}, m̄_looped(paper) = {m_bar_looped(H, L, d_in, d)})")
     if 'residual' in info:
         print(f"least squares: rank R_all = {torch.linalg.matrix_rank(R_all(R)).item()} of M = "
               f"{M_all(H, L, d_in, d)} columns, residual ‖E R_all - W_all‖/‖W_all‖ = {info['residual']:.2e}")
     print(f"lengths n = {lengths}, 4 inputs each, one E for all")
-    print(f"max relative error |UTF(XE) - T(X)| / |T(X)| = {err:.3e}   ({'PASS' if err <= o['tol'] else 'FAIL'}"
-          f" at tol {o['tol']:g})")
-    sys.exit(0 if err <= o['tol'] else 1)
+    print(f"max relative error |UTF(XE) - T(X)| / |T(X)| = {err:.3e}   ({'PASS' if err <= tol else 'FAIL'}"
+          f" at tol {tol:g})")
+    sys.exit(0 if err <= tol else 1)
 
 
-def cmd_dims(args):
+def dims(H=0,                        # heads per layer; 0: the paper's settings
+         L=0,                        # layers
+         d=0,                        # head width
+         d_in=0):                    # input width
     """m̄, M, m̄_looped (paper), m_looped (ours), H^{L/2} for the paper's settings (or one given by flags)."""
-    o = parse_flags(args, dict(H=0, L=0, d=0, d_in=0))
-    rows = PAPER_SETTINGS if not o['H'] else [('custom', o['H'], o['L'], o['d'], o['d_in'], None)]
+    if H and min(L, d, d_in) < 1:
+        fail("with H given, L, d and d_in must be >= 1 too")
+    rows = PAPER_SETTINGS if not H else [('custom', H, L, d, d_in, None)]
     print(f"{'setting':8} {'H':>2} {'L':>2} {'d':>3} {'d_in':>4} | {'m̄':>6} {'M':>6} {'m̄_looped':>10} "
           f"{'m_looped':>9} {'H^(L/2)':>8} | paper m")
     for name, H, L, d, d_in, paper in rows:
@@ -632,39 +584,23 @@ def cmd_dims(args):
           " see m_looped's docstring for why the paper's blocks conflict at depth L.")
 
 
-def cmd_init(args):
-    """python universal.py init CONFIG --construction=sparse --out=PATH [--key=value ...]: the state_dict that
-    `python train.py CONFIG --init_from=PATH [same --key=value ...]` loads (other keys pass to the config)."""
-    if not args or args[0].startswith('--'):
-        sys.exit("usage: python universal.py init CONFIG --construction=sparse|looped|random --out=PATH [--key=value]")
-    mine = [a for a in args[1:] if a.split('=')[0] in ('--construction', '--out')]
-    o = parse_flags(mine, dict(construction='sparse', out='out/universal_init.pt'))
-    if o['construction'] not in ('sparse', 'looped', 'random'):
-        sys.exit(f"error: --construction must be sparse|looped|random, got {o['construction']!r}")
-    cfg = read_config(args[0], [a for a in args[1:] if a not in mine])
-    try:
-        model = write_init(cfg, o['construction'], o['out'])
-    except (ValueError, TypeError) as e:
-        sys.exit(f"error: {e}")
-    c = model.config
-    print(f"wrote {o['out']}: {o['construction']} R_Q, R_K, R_V for H={c.n_head}, L={c.n_layer}, d={c.head_dim}, "
-          f"d_in={c.vocab_size}, m={c.n_embd} (M = {M_all(c.n_head, c.n_layer, c.vocab_size, c.head_dim)})")
-
-
-def cmd_experiments(args):
+def experiments(which='table1',      # table1 | table2 | msweep
+                size='cpu',          # cpu (config/cpu/) | paper (config/)
+                seeds=(0,),          # seeds of the random and fully trained models
+                jobs=1,              # train.py runs at a time
+                d_list=(2, 4, 8),    # msweep: the head widths d
+                sweep_arch='res_ln', # msweep: the architecture (a key of ARCHS)
+                out='out/universal'):  # runs go to out/<size>/<run>/
     """Run (or reuse) every train.py run of an experiment, then print its table beside the paper's numbers."""
-    import json
-    import os
-    from concurrent.futures import ThreadPoolExecutor
-    o = parse_flags(args, dict(which='table1', size='cpu', seeds='0', jobs=1, d_list='2,4,8', sweep_arch='res_ln',
-                               out='out/universal'))
-    seeds = [int(s) for s in o['seeds'].split(',')]
-    d_list = [int(d) for d in o['d_list'].split(',')]
+    if sweep_arch not in ARCHS:
+        fail(f"sweep_arch must be one of {', '.join(ARCHS)}, got {sweep_arch!r}")
+    if jobs < 1:
+        fail(f"jobs must be >= 1, got {jobs}")
     try:
-        runs = experiment_runs(o['which'], o['size'], seeds, d_list, o['sweep_arch'])
+        runs = experiment_runs(which, size, seeds, d_list, sweep_arch)
     except ValueError as e:
-        sys.exit(f"error: {e}")
-    root = os.path.join(o['out'], o['size'])
+        fail(e)
+    root = os.path.join(out, size)
 
     def go(run):
         name, config, model, arch, extra, tag = run
@@ -673,31 +609,32 @@ def cmd_experiments(args):
               flush=True)
         return name, dict(r, config=config, model=model, arch=arch, extra=extra, **tag)
 
-    with ThreadPoolExecutor(o['jobs']) as pool:
+    with ThreadPoolExecutor(jobs) as pool:
         results = dict(pool.map(go, runs))
-    path = os.path.join(root, f"results_{o['which']}.json")
-    json.dump(results, open(path, 'w'), indent=1)
+    path = os.path.join(root, f"results_{which}.json")
+    with open(path, 'w') as f:
+        json.dump(results, f, indent=1)
     cpu = [r['cpu_s'] for r in results.values() if 'cpu_s' in r]
     print(f"wrote {path}; {len(runs)} runs, train.py CPU time {sum(cpu):.0f} s over the {len(cpu)} runs that recorded it")
-    if o['which'] == 'msweep':
-        plot_msweep(results, f"assets/universal_msweep_{o['size']}.png")
-        print(f"wrote assets/universal_msweep_{o['size']}.png")
-    print(results_table(o['which'], results))
+    if which == 'msweep':
+        plot_msweep(results, f"assets/universal_msweep_{size}.png")
+        print(f"wrote assets/universal_msweep_{size}.png")
+    print(results_table(which, results))
 
 
-def cmd_plot(args):
-    """Fig. 2 from out/universal/<size>/results_msweep.json → assets/universal_msweep_<size>.png."""
-    import json
-    import os
-    o = parse_flags(args, dict(size='cpu', out='out/universal', png=''))
-    results = json.load(open(os.path.join(o['out'], o['size'], 'results_msweep.json')))
-    png = o['png'] or f"assets/universal_msweep_{o['size']}.png"
+def plot(size='cpu',                 # cpu | paper
+         out='out/universal',        # where `experiments` wrote its runs
+         png=''):                    # '' -> assets/universal_msweep_<size>.png
+    """Fig. 2 from out/<size>/results_msweep.json."""
+    path = os.path.join(out, size, 'results_msweep.json')
+    if not os.path.isfile(path):
+        fail(f"{path} not found: run python universal.py experiments --which=msweep --size={size} first")
+    with open(path) as f:
+        results = json.load(f)
+    png = png or f"assets/universal_msweep_{size}.png"
     plot_msweep(results, png)
     print(f"wrote {png}")
 
 
 if __name__ == '__main__':
-    commands = dict(verify=cmd_verify, dims=cmd_dims, init=cmd_init, experiments=cmd_experiments, plot=cmd_plot)
-    if len(sys.argv) < 2 or sys.argv[1] not in commands:
-        sys.exit(f"usage: python universal.py {{{','.join(commands)}}} [--key=value ...]")
-    commands[sys.argv[1]](sys.argv[2:])
+    run_command(dict(verify=verify, dims=dims, experiments=experiments, plot=plot), doc=__doc__)

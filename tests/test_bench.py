@@ -110,7 +110,7 @@ def test_bench_end_to_end(tmp_path):
     out = tmp_path / 'b.json'
     args = ['--n_layer=2', '--n_embd=32', '--n_head=2', '--vocab_size=64', '--block_size=16', '--batch_size=2',
             '--variants=standard,mixit', '--compile=False', '--dtype=float32', '--warmup=1', '--iters=10',
-            '--cpu_peak_n=256', f'--json={out}']
+            '--cpu_peak_n=256', f'--json_out={out}']
     r = subprocess.run([sys.executable, 'bench.py', *args], cwd=ROOT, capture_output=True, text=True,
                        env=dict(os.environ, OMP_NUM_THREADS='1'))
     assert r.returncode == 0, r.stderr[-2000:]
@@ -128,20 +128,20 @@ def test_bench_end_to_end(tmp_path):
 
 
 def test_auto_cpu_dtype_picks_the_faster_matmul(monkeypatch):
-    import model
+    import common
     for bf16, fp32, expected in [(8e11, 2e11, 'bfloat16'), (1.9e11, 3.6e11, 'float32')]:
         speed = {torch.bfloat16: bf16, torch.float32: fp32}
-        monkeypatch.setattr(model, 'cpu_matmul_flops', lambda dtype, n: speed[dtype])
-        assert model.auto_cpu_dtype() == (expected, bf16, fp32)
+        monkeypatch.setattr(common, 'cpu_matmul_flops', lambda dtype, n: speed[dtype])
+        assert common.auto_cpu_dtype() == (expected, bf16, fp32)
     monkeypatch.undo()
-    name, bf16, fp32 = model.auto_cpu_dtype(n=256)   # measured here: a valid choice that matches its numbers
+    name, bf16, fp32 = common.auto_cpu_dtype(n=256)   # measured here: a valid choice that matches its numbers
     assert bf16 > 0 and fp32 > 0 and name == ('bfloat16' if bf16 > fp32 else 'float32')
 
 
 FAULTS = """
 import resource, sys, torch
-from model import keep_freed_memory, use_huge_pages
-applied = {'keep': keep_freed_memory, 'huge': use_huge_pages}.get(sys.argv[1], lambda: False)()
+from common import keep_freed_memory
+applied = keep_freed_memory() if sys.argv[1] == 'keep' else False
 faults = []
 for _ in range(8):                                  # a 64 MiB block allocated and freed, as a training step does
     before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
@@ -164,13 +164,3 @@ def test_keep_freed_memory_reuses_pages():
     assert not applied_default and applied_keep
     assert default > 10_000 and kept < 1_000, (default, kept)
 
-
-@pytest.mark.skipif(platform.system() != 'Linux', reason='transparent huge pages are Linux-only')
-def test_use_huge_pages_faults_in_2_mib_pages():
-    """On transparent huge pages a fresh 64 MiB tensor faults in 32 pages of 2 MiB instead of 16,384 of 4 KiB."""
-    r = subprocess.run([sys.executable, '-c', FAULTS, 'huge'], cwd=ROOT, capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr[-2000:]
-    applied, faults = r.stdout.split()
-    if applied != 'True':
-        pytest.skip('this kernel has transparent huge pages off')
-    assert int(faults) < 1_000, faults

@@ -82,8 +82,10 @@ def test_foreign_collects_unknown_keys_instead_of_rejecting_them(tmp_path):
     cfg.write_text("max_iters = 7\ntask = 'dyck1'\n")
     foreign = {}
     c = dict(max_iters=0)
-    configure(c, [str(cfg), '--seed=3'], foreign=foreign, exit_on_error=False)
-    assert c == dict(max_iters=7) and foreign == dict(task='dyck1', seed=3)
+    configure(c, [str(cfg), '--max_iters=9'], foreign=foreign, exit_on_error=False)
+    assert c == dict(max_iters=9) and foreign == dict(task='dyck1')
+    with pytest.raises(ConfigError, match="unknown config key 'seed'"):    # typos on the command line still fail
+        configure(c, ['--seed=3'], foreign=foreign, exit_on_error=False)
 
 
 SCRIPT = '''"""A script.

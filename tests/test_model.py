@@ -1,10 +1,14 @@
 """model.py: variants freeze what they claim, MixiT's mixing is what eq. 2.3 says, every variant is causal,
 and the parameter counts reproduce paper 1's Table 4."""
 
+import os
+
 import pytest
 import torch
 
-from model import GPT, GPTConfig
+from model import GPT, GPTConfig, VARIANTS
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 PAPER1 = ('standard', 'frozen_qk', 'frozen_mlp', 'mixit')
 ALL = PAPER1 + ('random', 'universal')
@@ -183,3 +187,25 @@ def test_attention_probs_are_what_forward_applies(variant):
     for p in probs:
         torch.testing.assert_close(p.sum(-1), torch.ones(3, 4, 12))
         assert (p.triu(1) == 0).all()
+
+
+def test_model_py_imports_alone(tmp_path):
+    """model.py needs torch only: copied alone into an empty folder it imports and builds every variant."""
+    import shutil
+    import subprocess
+    import sys
+    shutil.copy(os.path.join(ROOT, 'model.py'), tmp_path)
+    code = ("import model\nfor v in model.VARIANTS:\n    model.GPT(model.GPTConfig(variant=v, n_layer=1, n_head=2, "
+            "n_embd=8, vocab_size=5, block_size=4))\nprint('ok')")
+    r = subprocess.run([sys.executable, '-c', code], cwd=tmp_path, capture_output=True, text=True,
+                       env={'PATH': os.environ.get('PATH', '')})
+    assert r.returncode == 0 and r.stdout.strip() == 'ok', r.stderr[-2000:]
+
+
+def test_every_variant_is_one_row_of_the_table():
+    """GPTConfig's flags are BASE overridden by the variant's row, and a flag set alone wins over the row."""
+    from model import BASE
+    for variant, row in VARIANTS.items():
+        c = GPTConfig(variant=variant, n_layer=1, n_head=2, n_embd=8)
+        assert {k: getattr(c, k) for k in BASE} == {**BASE, **row}
+    assert GPTConfig(variant='mixit', rope=True, n_head=2, n_embd=8).rope is True

@@ -110,7 +110,9 @@ def test_memorization_scores_training_set():
     x, y = task.eval_set()
     assert len(x) == 256 and len(set(map(tuple, x))) == 256
     assert np.all(x[:, 1] >= 16) and np.all((0 <= y[:, 1]) & (y[:, 1] < 16))
-    assert tasks.bits_per_parameter(1.0, 512, 790_400) == pytest.approx(2.985, abs=1e-3)   # Table 4, standard
+    paper = tasks.make_task('memorization', n_keys=512)
+    assert paper.capacity(1.0, 790_400)['bits_per_param'] == pytest.approx(2.985, abs=1e-3)   # Table 4, standard
+    assert tasks.make_task('dyck1', n_test=4).capacity(1.0, 100) == {}
 
 
 @pytest.mark.parametrize('name, kw', [('retrieval', dict(vocab_size=32, m_max=4)), ('dyck1', dict(min_len=4, max_len=20)),

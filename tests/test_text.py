@@ -18,6 +18,7 @@ import tiktoken
 import torch
 
 import tasks
+from configurator import run_command
 from model import GPT, GPTConfig
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -255,13 +256,14 @@ def test_errors_are_one_line(tmp_path, capsys):
     (tmp_path / 'bad.csv').write_text('stars,review\n5,nice\n')
     r = subprocess.run([sys.executable, 'tasks.py', 'prepare', 'nope'], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.strip().splitlines() == [
-        "error: unknown dataset 'nope': choose wikitext103, fineweb_edu, yelp, or give local files with --input"]
+        "error: unknown dataset 'nope': choose wikitext103, wikitext2, fineweb_edu, yelp, imdb, or give local files "
+        "with --input"]
     cases = [(['prepare', 'x', f'--input={tmp_path / "missing.txt"}'], 'input not found'),
              (['prepare', 'x', '--task=sentiment', f'--input={tmp_path / "bad.txt"}', '--test_fraction=0.5',
                f'--tokenizer={tmp_path / "bad.txt"}'], 'not a .tiktoken file')]
     for args, message in cases:
         with pytest.raises(SystemExit) as e:
-            tasks.main(args)
+            run_command(dict(prepare=tasks.prepare_command), args)
         err = capsys.readouterr().err.strip()
         assert e.value.code == 2 and message in err and len(err.splitlines()) == 1, err
     with pytest.raises(tasks.DataError, match='line 1'):

@@ -82,7 +82,7 @@ def test_auto_dtype_on_a_cpu_is_its_faster_matmul(tmp_path):
     """dtype=auto on a CPU trains in bf16 only where a bf16 matmul beats an fp32 one, and says so; under torchrun
     rank 0 broadcasts its choice."""
     r = run(TINY + ['--dtype=auto', '--max_iters=2', f'--out_dir={tmp_path}'])
-    found = re.search(r'on cpu, (\w+) \(auto: matmul bf16 ([\d.]+) vs fp32 ([\d.]+) TFLOP/s here\)', r.stdout)
+    found = re.search(r'on cpu, (\w+) \(auto: matmul bf16 ([\d.]+) vs fp32 ([\d.]+) TFLOP/s\)', r.stdout)
     assert found, r.stdout[-2000:]
     dtype, bf16, fp32 = found[1], float(found[2]), float(found[3])
     assert dtype in ('bfloat16', 'float32') and bf16 > 0 and fp32 > 0
@@ -111,3 +111,16 @@ def test_tiny_model_learns_dyck1():
         pred = model(torch.from_numpy(x), torch.from_numpy(y))[0].argmax(-1).numpy()
     correct, total = task.score(pred, y)['acc']
     assert correct / total > 0.95
+
+
+def test_help_lists_every_key_with_its_comment():
+    """python train.py --help: the script's own keys and every GPTConfig field, each with its default."""
+    r = subprocess.run([sys.executable, 'train.py', '--help'], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.startswith('usage: python train.py')
+    lines = r.stdout.splitlines()
+    for key, comment in (('max_iters', ''), ('variant', 'a row of VARIANTS'), ('rope', '[bool | None]'),
+                         ('construction', 'paper 2'), ('block_size', "0: the task's sequence length")):
+        assert any(line.strip().startswith(f'--{key}=') and comment in line for line in lines), key
+    r = subprocess.run([sys.executable, 'train.py', '--rope=maybe'], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+        "error: --rope: rope expects bool or None, got 'maybe' (str)"]

@@ -8,6 +8,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..'))
 import universal as u  # noqa: E402
+from configurator import run_command  # noqa: E402
 
 TOL = 1e-9
 
@@ -155,15 +156,32 @@ def test_training_only_E_and_U_learns_dyck():
 
 def test_command_line(capsys):
     """`dims` prints the paper's sizes; `verify` exits 0 when exact, 1 below M, and one line on a bad flag."""
-    u.cmd_dims([])
+    commands = dict(verify=u.verify, dims=u.dims)
+    run_command(commands, ['dims'])
     out = capsys.readouterr().out
     assert all(f' {m} ' in out for m in ('456', '1024', '2280'))
-    for args, code in ((['--construction=looped', '--causal', '--H=2', '--L=2'], 0),
+    for args, code in ((['--construction=looped', '--causal=True', '--H=2', '--L=2'], 0),
                        (['--construction=random', '--m=39'], 1)):            # M = 52 for the default sizes
         with pytest.raises(SystemExit) as e:
-            u.cmd_verify(args)
+            run_command(commands, ['verify', *args])
         assert e.value.code == code
     assert 'FAIL' in capsys.readouterr().out
     with pytest.raises(SystemExit) as e:
-        u.cmd_verify(['--heads=2'])
-    assert str(e.value.code).startswith('error: unknown flag') and '\n' not in str(e.value.code)
+        run_command(commands, ['verify', '--heads=2'])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert e.value.code == 2 and err == ["error: unknown config key 'heads' (in '--heads=2')"]
+
+
+def test_write_construction_is_what_train_py_loads():
+    """train.py --construction=sparse: the model's own shape gets the sparse R_Q, R_K, R_V; E and U keep their
+    init; a width below M is refused."""
+    from model import GPT
+    torch.manual_seed(0)
+    gpt = GPT(u.gpt_config(H=2, L=2, d_in=4, d=3, m=60, block_size=8))
+    wte = gpt.transformer.wte.weight.detach().clone()
+    u.write_construction(gpt, 'sparse')
+    R = u.sparse_weights(2, 2, 4, 3, 60)
+    assert torch.equal(gpt.transformer.h[1].attn.c_k.weight, R['R_K'][1].transpose(1, 2).reshape(6, 60).float())
+    assert torch.equal(gpt.transformer.wte.weight, wte)
+    with pytest.raises(ValueError):
+        u.write_construction(GPT(u.gpt_config(H=2, L=2, d_in=4, d=3, m=40, block_size=8)), 'sparse')

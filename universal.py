@@ -161,7 +161,7 @@ def solve_E(W, R):
 
 
 # -----------------------------------------------------------------------------------------------------
-# 4. Sparse construction (Thm 3.1, App. A; the projection reading, docs/deviations.md#sparse-construction)
+# 4. Sparse construction (Thm 3.1, App. A; the projection reading, docs/deviations.md#sparse-value-routing)
 #
 # The m coordinates are blocks of an H-ary tree: for every depth t < L, prefix p ∈ [H]^t and head h, a
 # Q-block and a K-block of width d; for every leaf p ∈ [H]^L a block of width d_in (M columns in all;
@@ -223,7 +223,7 @@ def sparse_embedding(W, m=None):
 
 
 # -----------------------------------------------------------------------------------------------------
-# 5. Looped construction (Thm 3.2, App. C; a (2d + d_in)-block layout, docs/deviations.md#looped-construction)
+# 5. Looped construction (Thm 3.2, App. C; a (2d + d_in)-block layout, docs/deviations.md#looped-width)
 #
 # One set R_V^h, R_Q^h, R_K^h serves every layer. Every prefix q, |q| ≤ L, owns a block B_q of width
 # 2d + d_in: columns [0, d) Q, [d, 2d) K, [2d, 2d + d_in) M. R_V^h pulls block (h)+p up into block p

@@ -2,8 +2,7 @@
 # Only E and U are trained unless --freeze_attn=False etc.; universal.py runs sparse / random / full and the
 # architecture ablations through this file:
 #   python universal.py experiments --which=table1 --size=gpu --seeds=0,1,2,3,4
-#   python universal.py init config/universal_dyck1.py --construction=sparse --out=out/u_dyck1.pt
-#   python train.py config/universal_dyck1.py --init_from=out/u_dyck1.pt
+#   python train.py config/universal_dyck1.py --construction=sparse
 # 1000 batch x 60 tokens = 60,000 tokens/iter, 10,000 iters
 out_dir = 'out/universal_dyck1'
 task = 'dyck1'

@@ -3,7 +3,7 @@
 # 128 sequences/iter x 17 tokens, one process (torchrun splits the same batch).
 # What got past the "copy some value from the context" plateau on a 2-core CPU: width 128 with lr 1e-3
 # (standard: 99.4% at step 500). Width 64 (lr 1e-3 to 1e-2, batch 64-256, 4-8 heads, V = 16 or 64) sat at
-# 38-51% for thousands of steps; see the README's results section.
+# 38-51% for thousands of steps; see docs/paper1.md.
 
 task = 'retrieval'
 retrieval_vocab_size = 64

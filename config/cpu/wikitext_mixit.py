@@ -1,7 +1,7 @@
 # WikiText-2 language modeling at CPU size, variant mixit (paper 1 Table 2; full size: config/wikitext_mixit.py).
 # Data, offline, once (training text: WikiText-2 validation, 258,660 GPT-2 tokens; test: WikiText-2 test, 295,878):
-#   python tasks.py prepare wikitext2 --input=../shared/data/wikitext-2/wiki.valid.tokens \
-#       --test_input=../shared/data/wikitext-2/wiki.test.tokens --tokenizer=../shared/data/tokenizers/gpt2.tiktoken
+#   python tasks.py prepare wikitext2 --input=path/to/wikitext-2/wiki.valid.tokens \
+#       --test_input=path/to/wikitext-2/wiki.test.tokens --tokenizer=path/to/gpt2.tiktoken
 # OMP_NUM_THREADS=1 python train.py config/cpu/wikitext_mixit.py
 # 32 batch x 128 block = 4,096 tokens/iter x 150 iters = 614,400 tokens (2.4 passes over the training text);
 # ~6 min of one core. compact_vocab: the 18,012 GPT-2 ids that occur, relabelled, so the output layer is 18,012-way.

@@ -1,8 +1,8 @@
 # Yelp sentiment at CPU size, variant mixit (paper 1 Table 3 classifies whole Yelp-polarity reviews; full size:
 # config/yelp_mixit.py). Here: Yelp sentences (Shen et al. 2017), dev split (63,483) for training, a seeded random
 # 4,000 of the test split (126,670) for test. Data, offline, once:
-#   python tasks.py prepare yelp_sentences --task=sentiment --input=../shared/data/yelp-sentiment-sentences \
-#       --tokenizer=../shared/data/tokenizers/gpt2.tiktoken
+#   python tasks.py prepare yelp_sentences --task=sentiment --input=path/to/yelp-sentiment-sentences \
+#       --tokenizer=path/to/gpt2.tiktoken
 # OMP_NUM_THREADS=1 python train.py config/cpu/yelp_sentences_mixit.py
 # 64 sentences/iter x 200 iters (0.2 passes); sentences are <= 26 tokens, so block 64 truncates none and each batch
 # is cropped to its longest sentence. compact_vocab: the 10,713 ids that occur. ~2 min of one core.

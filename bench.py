@@ -224,7 +224,7 @@ else:                           # the peak of the dtype the matmuls run in; bf16
               f"({cpu_peaks['float32'] / 1e12:.2f}), so --dtype=float32 (or auto) will likely train faster here")
 
 tokens_per_iter = batch_size * T
-load_start = os.getloadavg()   # 1, 5, 15-minute load averages: other processes on this machine
+load_start = os.getloadavg()   # 1, 5, 15-minute load averages: other processes on the machine
 print(f"{device} ({torch.get_num_threads()} threads) | {dtype} | compile {compile} | {config['n_layer']} layers, "
       f"n_embd {config['n_embd']}, {config['n_head']} heads, vocab {vocab_size}, T {T} | batch {batch_size} = {micro_batch_size} x {grad_accum} "
       f"accum | {tokens_per_iter:,} tokens/iter | peak {peak_flops / 1e12:.2f} TFLOP/s ({peak_source}) | "

@@ -45,7 +45,7 @@ DTYPES = ('bfloat16', 'float16', 'float32')
 
 def resolve_device(device):
     """'auto' -> cuda, else mps, else cpu; returns (device, device_type). Raises ValueError for a name that is
-    not cpu, cuda, cuda:N or mps, or a device this machine does not have."""
+    not cpu, cuda, cuda:N or mps, or a device that is not available."""
     if device == 'auto':
         device = 'cuda' if torch.cuda.is_available() else 'mps' if torch.backends.mps.is_available() else 'cpu'
     device_type = device.split(':')[0]

@@ -592,6 +592,8 @@ def experiments(which='table1',      # table1 | table2 | msweep
                 sweep_arch='res_ln', # msweep: the architecture (a key of ARCHS)
                 out='out/universal'):  # runs go to out/<size>/<run>/
     """Run (or reuse) every train.py run of an experiment, then print its table beside the paper's numbers."""
+    if size not in ('cpu', 'paper'):
+        fail(f"size must be cpu or paper, got {size!r}")
     if sweep_arch not in ARCHS:
         fail(f"sweep_arch must be one of {', '.join(ARCHS)}, got {sweep_arch!r}")
     if jobs < 1:

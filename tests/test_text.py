@@ -1,4 +1,4 @@
-"""The text tasks end to end without network or shared data: a small generated text, a byte-level BPE trained on
+"""The text tasks end to end without network or downloaded data: a small generated text, a byte-level BPE trained on
 it as an in-memory tiktoken.Encoding (GPT-2's split pattern), `tasks.prepare` into uint16 memmaps, the lm and
 sentiment tasks, train.py's evaluation (a uniform model scores exactly ln V nats per token) and sample.py."""
 

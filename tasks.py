@@ -235,7 +235,8 @@ def khop(seed=0, fixed_train=False, n_train=100_000, n_test=100, k=-1, max_k=16,
 # -----------------------------------------------------------------------------
 # Dyck-1 (paper 1 §3.1: length 40; paper 2 §5.1: vocabulary 4, length <= 60)
 
-OPEN, CLOSE, UNBALANCED, BALANCED = 0, 1, 2, 3
+OPEN, CLOSE, UNBALANCED, BALANCED = 0, 1, 2, 3     # 'last' format: the label is a token of its own
+QUERY, PAD = 2, 3                                  # 'query' format: the answer is CLOSE (balanced) or OPEN
 
 
 def is_balanced(s, lengths):
@@ -245,12 +246,85 @@ def is_balanced(s, lengths):
     return (depth.min(axis=1) >= 0) & (depth[:, -1] == 0)
 
 
-def dyck1(seed=0, fixed_train=False, n_train=100_000, n_test=4_000, min_len=40, max_len=40):
-    """Classify a parenthesis string of even length in [min_len, max_len] as balanced or not. Half the
-    examples are balanced (a random walk that never dips below 0 and closes at the end); the other half
-    are unbalanced: random strings, and near misses (a balanced string with 1-3 random flips or swaps).
-    Input: the string, right-padded to max_len; the label (BALANCED / UNBALANCED) is the target at its
-    last character. Metric: accuracy of the label."""
+def geometric(rng):
+    """1 + the number of heads before the first tail of a fair coin: 1, 2, 3, ... with probability 1/2, 1/4, ..."""
+    n = 1
+    while rng.random() < 0.5:
+        n += 1
+    return n
+
+
+def balanced_string(rng, pairs):
+    """A random balanced string of `pairs` pairs (list of OPEN/CLOSE): one pair, a pair around a shorter
+    balanced string, or two balanced strings side by side, each with probability as Zhong & Andreas's
+    generator (paper 1's Dyck-1 data)."""
+    if pairs == 0:
+        return []
+    if pairs == 1:
+        return [OPEN, CLOSE]
+    if rng.random() < 0.5:
+        return [OPEN] + balanced_string(rng, pairs - 1) + [CLOSE]
+    u = int(rng.integers(1, pairs))
+    return balanced_string(rng, u) + balanced_string(rng, pairs - u)
+
+
+def dyck1_query_string(rng, max_len):
+    """One string of the authors' Dyck-1 stream, at most max_len characters (list of OPEN/CLOSE): a third are
+    uniformly random strings of length 1..max_len; the rest are random balanced strings of 1..max_len/2 pairs,
+    half of which are kept as they are, the others (and every random string) mutated by a random mix of
+    swaps of two positions and flips of one (a geometric number of each, flips doubled 2/3 of the time), so
+    that most unbalanced strings are near misses."""
+    mutate = int(rng.integers(0, 4))
+    if rng.integers(0, 3) == 0:
+        s = list(rng.integers(0, 2, int(rng.integers(1, max_len + 1))))
+    else:
+        s = balanced_string(rng, int(rng.integers(1, max_len // 2 + 1)))
+        if rng.random() < 0.5:
+            mutate = 0
+    if mutate & 1:
+        for _ in range(geometric(rng)):
+            p, q = rng.integers(0, len(s), 2)
+            if p < q:
+                s[p], s[q] = s[q], s[p]
+    if mutate & 2:
+        flips = geometric(rng) * (2 if rng.integers(0, 3) else 1)
+        for p in rng.integers(0, len(s), flips):
+            s[p] = 1 - s[p]
+    return s
+
+
+def dyck1_counting_baseline(x, y, labels):
+    """Accuracy of "balanced iff the string has as many OPEN as CLOSE", the rule that ignores order, on a
+    Dyck-1 set (x, y) (N, T): the string is what precedes each scored position, inclusive. labels:
+    (unbalanced token, balanced token) of the set's format (a dyck1 task's .labels). A model that does not
+    beat it has not learned the prefix condition."""
+    x, y = np.asarray(x), np.asarray(y)
+    rows, cols = np.nonzero(y >= 0)
+    upto = np.arange(x.shape[1]) <= cols[:, None]
+    opens = ((x[rows] == OPEN) & upto).sum(1)
+    closes = ((x[rows] == CLOSE) & upto).sum(1)
+    guess = np.where(opens == closes, labels[1], labels[0])
+    return float((guess == y[rows, cols]).mean()) if len(rows) else float('nan')
+
+
+def dyck1(seed=0, fixed_train=False, n_train=100_000, n_test=4_000, min_len=40, max_len=40, format='query'):
+    """Classify a parenthesis string as balanced or not. Metric: accuracy of the answer.
+
+    format='query' (default; the authors' stream, Zhong & Andreas's task_dyckstream): a string of at most
+    max_len characters from dyck1_query_string, then QUERY; the target at QUERY is CLOSE when the string is
+    balanced, else OPEN; the rest is PAD. Vocabulary 4 (OPEN, CLOSE, QUERY, PAD), T = max_len + 1.
+    min_len is unused.
+
+    format='last': a string of even length in [min_len, max_len]. Half the examples are balanced (a random walk
+    that never dips below 0 and closes at the end); the other half are unbalanced: random strings, and near
+    misses (a balanced string with 1-3 random flips or swaps). Input: the string, right-padded to max_len; the
+    label (BALANCED / UNBALANCED) is the target at its last character. T = max_len.
+
+    The task's .labels is (unbalanced token, balanced token), for dyck1_counting_baseline."""
+    if format == 'query':
+        return dyck1_query(seed, fixed_train, n_train, n_test, max_len)
+    if format != 'last':
+        raise ValueError(f"dyck1 format must be 'query' or 'last', got {format!r}")
     lo, hi = max(2, min_len + min_len % 2), max_len - max_len % 2
     if lo > hi:
         raise ValueError(f"dyck1 needs an even length in [min_len, max_len], got [{min_len}, {max_len}]")
@@ -296,7 +370,28 @@ def dyck1(seed=0, fixed_train=False, n_train=100_000, n_test=4_000, min_len=40, 
         perm = rng.permutation(n)
         return s[perm], y[perm]
 
-    return make_streaming('dyck1', 4, sample, seed, fixed_train, n_train, n_test)
+    task = make_streaming('dyck1', 4, sample, seed, fixed_train, n_train, n_test)
+    task.labels = (UNBALANCED, BALANCED)
+    return task
+
+
+def dyck1_query(seed, fixed_train, n_train, n_test, max_len):
+    """dyck1 in the 'query' format (see dyck1)."""
+    if max_len < 2:
+        raise ValueError(f"dyck1 needs max_len >= 2, got {max_len}")
+
+    def sample(rng, n):
+        x = np.full((n, max_len + 1), PAD, dtype=np.int64)
+        y = np.full((n, max_len + 1), -1, dtype=np.int64)
+        for i in range(n):
+            s = dyck1_query_string(rng, max_len)
+            x[i, :len(s)], x[i, len(s)] = s, QUERY
+            y[i, len(s)] = CLOSE if is_balanced(np.array([s]), np.array([len(s)]))[0] else OPEN
+        return x, y
+
+    task = make_streaming('dyck1', 4, sample, seed, fixed_train, n_train, n_test)
+    task.labels = (OPEN, CLOSE)
+    return task
 
 
 # -----------------------------------------------------------------------------

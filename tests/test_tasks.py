@@ -73,19 +73,57 @@ def test_khop_metric_ignores_blank_and_missing():
     assert counts == (real, real) and real < (y >= 0).sum()
 
 
+def stack_balanced(s):
+    depth, ok = 0, True
+    for c in s:
+        depth += 1 if c == tasks.OPEN else -1
+        ok &= depth >= 0
+    return ok and depth == 0
+
+
+@pytest.mark.parametrize('max_len', [40, 12])
+def test_dyck1_query_format_against_stack_checker(max_len):
+    """The authors' format: a string of <= max_len parentheses, QUERY, PAD; the answer (CLOSE if balanced, else
+    OPEN) is the target at QUERY only; a third random strings, the rest balanced strings half of them mutated."""
+    task = tasks.make_task('dyck1', n_test=50, max_len=max_len)
+    assert (task.vocab_size, task.block_size, task.labels) == (4, max_len + 1, (tasks.OPEN, tasks.CLOSE))
+    x, y = examples(task, n=1000)
+    labels, lengths = [], []
+    for xi, yi in zip(x, y):
+        (q,) = np.nonzero(yi >= 0)[0]
+        assert xi[q] == tasks.QUERY and 1 <= q <= max_len and set(xi[q + 1:]) <= {tasks.PAD}
+        assert set(xi[:q]) <= {tasks.OPEN, tasks.CLOSE}
+        balanced = stack_balanced(xi[:q])
+        assert yi[q] == (tasks.CLOSE if balanced else tasks.OPEN)
+        labels.append(balanced)
+        lengths.append(q)
+    assert 0.3 < np.mean(labels) < 0.65 and len(set(lengths)) > max_len // 2     # lengths vary
+    odd = np.array(lengths) % 2 == 1                                                # only random strings are odd
+    assert 0.1 < odd.mean() < 0.25
+
+
+def test_dyck1_counting_baseline():
+    """Counting ignores order: on '()', '((' and '(' it is right, on ')(' (equal counts, unbalanced) wrong."""
+    O, C, Q, P = tasks.OPEN, tasks.CLOSE, tasks.QUERY, tasks.PAD
+    x = np.array([[O, C, Q, P], [C, O, Q, P], [O, O, Q, P], [O, Q, P, P]])
+    y = np.full_like(x, -1)
+    y[:, 2] = [C, O, O, -1]
+    y[3, 1] = O
+    assert tasks.dyck1_counting_baseline(x, y, (O, C)) == 0.75                    # wrong on ')(' only
+    task = tasks.make_task('dyck1', n_test=2000)
+    acc = tasks.dyck1_counting_baseline(*task.test, task.labels)
+    assert 0.85 < acc < 0.97                  # the authors' stream: most negatives have unequal counts
+
+
 @pytest.mark.parametrize('lo, hi', [(40, 40), (2, 60)])
-def test_dyck1_labels_against_stack_checker(lo, hi):
-    task = tasks.make_task('dyck1', n_test=50, min_len=lo, max_len=hi)
+def test_dyck1_last_format_against_stack_checker(lo, hi):
+    task = tasks.make_task('dyck1', n_test=50, min_len=lo, max_len=hi, format='last')
     x, y = examples(task, n=400)
     labels = []
     for xi, yi in zip(x, y):
         (last,) = np.nonzero(yi >= 0)[0]
         assert lo <= last + 1 <= hi and (last + 1) % 2 == 0
-        depth, ok = 0, True
-        for c in xi[:last + 1]:
-            depth += 1 if c == tasks.OPEN else -1
-            ok &= depth >= 0
-        balanced = ok and depth == 0
+        balanced = stack_balanced(xi[:last + 1])
         assert yi[last] == (tasks.BALANCED if balanced else tasks.UNBALANCED)
         labels.append(balanced)
     assert 0.4 < np.mean(labels) < 0.6

@@ -97,7 +97,7 @@ def test_auto_dtype_on_a_cpu_is_its_faster_matmul(tmp_path):
 def test_tiny_model_learns_dyck1():
     """A 2-layer model learns to tell balanced parenthesis strings of length <= 12 from near misses."""
     torch.manual_seed(0)
-    task = tasks.make_task('dyck1', min_len=2, max_len=12, n_test=500)
+    task = tasks.make_task('dyck1', min_len=2, max_len=12, n_test=500, format='last')
     model = GPT(GPTConfig(vocab_size=4, block_size=task.block_size, n_layer=2, n_head=2, n_embd=48))
     opt = model.configure_optimizers(0.0, 3e-3, (0.9, 0.98), 'cpu')
     rng = np.random.default_rng(0)

@@ -128,7 +128,7 @@ def test_training_only_E_and_U_learns_dyck():
     import numpy as np
     import tasks
     from model import GPT
-    data = tasks.make_task('dyck1', min_len=2, max_len=12, n_test=512)
+    data = tasks.make_task('dyck1', min_len=2, max_len=12, n_test=512, format='last')
     xt, yt = map(torch.from_numpy, data.eval_set())
     H, L, d = 2, 2, 4
     torch.manual_seed(0)

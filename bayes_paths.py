@@ -1,7 +1,7 @@
 """
 Attention paths in the Bayesian theory of deep multi-head attention (paper 3: Tiberi, Mignacco, Irie,
 Sompolinsky, "Dissecting the interplay of attention paths in a statistical mechanics theory of transformers",
-NeurIPS 2024; see ../shared/SPEC.md §4, which overrides the paper where they differ).
+NeurIPS 2024).
 
 The network (App. A; tokens are columns, every prior N(0, 1)) is linear in its value weights Θ = (V0, V^{ℓh}, a)
 while its attention Ω^{ℓh} reads the bare input x with fixed query/key weights. Its output is a sum over the
@@ -10,67 +10,35 @@ finite-width limit (N, P → ∞, P/N = α) the posterior mean predictor is kern
 K = (1/H^L) Σ_ππ' U_ππ' C_ππ' whose order parameter U minimises an action S (eqs. 9-12, App. B); the GP limit
 (α → 0) is U = I. This file computes all of it in float64 and runs the paper's three experiments:
 
-    python bayes_paths.py hmc      [--key=value ...]   # hidden Markov chain task, Fig. 2 (minutes on 2 cores)
-    python bayes_paths.py nuts     [--key=value ...]   # NUTS posterior samples vs theory at N = 10 (needs pyro-ppl)
-    python bayes_paths.py oneshot  [--key=value ...]   # one-shot Omniglot, OOD MNIST/FashionMNIST, head pruning, Fig. 3
+    python bayes_paths.py hmc      [config.py ...] [--key=value ...]   # hidden Markov chain task, Fig. 2
+    python bayes_paths.py nuts     [config.py ...] [--key=value ...]   # NUTS samples vs theory (needs pyro-ppl)
+    python bayes_paths.py oneshot  [config.py ...] [--key=value ...]   # one-shot Omniglot, OOD, head pruning, Fig. 3
 
-Flags are the module-level defaults below; a config file (plain assignments) may come first, as in nanoGPT:
-`python bayes_paths.py oneshot config/oneshot_paper.py --device=cuda`. Outputs go to `out_dir` (git-ignored).
+`python bayes_paths.py CMD --help` lists a command's keys; a config file holds plain assignments of them
+(`python bayes_paths.py oneshot config/oneshot_paper.py --device=cuda`). `oneshot` reads data_dir (default
+data/): omniglot/images_background.npz and omniglot/images_evaluation.npz (numpy arrays built from
+github.com/brendenlake/omniglot's python/images_{background,evaluation}.zip: `images` bool
+(characters, 20, 105, 105), True = background), and the t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz
+files of MNIST in mnist/ and of FashionMNIST in fashion-mnist/. Results and figures go to out_dir (default
+out/paths, git-ignored). Where the code follows the authors' code, or a reading of the garbled extracted text,
+rather than the paper as printed, its docstring says so and docs/deviations.md gives the details.
 """
-import ast
+import errno
 import gzip
+import importlib.util
 import json
 import math
 import os
-import sys
 import time
 
 import numpy as np
 import torch
 from tqdm import tqdm
 
-# -----------------------------------------------------------------------------
-# defaults, overridable with --key=value
-out_dir = 'out-paths'
-seed = 0
-device = 'cpu'            # only the gradient-descent model of `oneshot` uses it; the theory is float64 on CPU
-# the action's minimisation (App. E)
-lr = 0.1                  # Adam learning rate on the Cholesky factors of U
-tol = 1e-5                # stop when the largest gradient entry is below this
-max_iters = 20000
-# hidden Markov chain task (App. G)
-T = 30                    # chain length (tokens, BOS excluded)
-N0_feat = 200             # feature dimension; each token has N0_feat + T + 1 coordinates (one-hot position appended)
-P = 100                   # training examples (half per class)
-P_test = 1000
-tau = 0.01                # Gibbs temperature
-beta = 10.0               # softmax hardness of every designed head
-sigma_par = 1.0           # noise in the plane of v_+, v_-
-sigma_perp = 1.0          # noise off that plane (Fig. 2e: 5.0)
-two_paths = False         # Fig. 2e: the network of the good and denoising paths only (layer 2 = uniform head alone)
-widths = '10,30,50,100,300,500,1000'
-# NUTS check (App. F)
-nuts_N = 10
-nuts_warmup = 200
-nuts_samples = 400
-nuts_tree_depth = 8
-# one-shot image task (App. H)
-data_dir = '../shared/data'   # holds omniglot/images_{background,evaluation}.npz, mnist/, fashion-mnist/ (t10k idx gz)
-n_embd = 512              # N of the gradient-descent model
-qk_dim = 128              # G
-os_heads = 4              # H per layer
-os_layers = 2             # L
-gd_steps = 4000              # CPU scale: 4000 × 128 episodes ≈ 6 min on 1 core (paper: 41k steps)
-gd_batch = 128
-gd_lr = 1e-3                 # paper: 3e-4 (too slow for our step budget)
-eval_every = 250
-n_eval = 1000             # validation/test episodes per set
-os_P = 300                # training episodes for the theory (paper: 600; config/oneshot_paper.py)
-os_widths = '10,30,100,300,1000'
-os_taus = '0.05,0.1,0.25,0.5,1.0'
-_config_keys = [k for k, v in list(globals().items()) if not k.startswith('_') and isinstance(v, (int, float, str))]
-# -----------------------------------------------------------------------------
+from configurator import fail, run_command
+
 DTYPE = torch.float64
+
 
 # =============================================================================
 # 1. Attention, paths and kernels
@@ -129,12 +97,13 @@ def kernel_diag(U, xi):
 # 2. Order parameters and the action
 # =============================================================================
 # U^(ℓ) (ℓ = 1..L) is Π_{k≥ℓ} H_k square, indexed by (h_ℓ..h_L) with h_ℓ outermost; U^(1) = U. A scalar U_a sits on
-# top. `heads` is the tuple (H_1..H_L); SPEC §4 writes the action for equal H, the per-layer form below is the
-# authors' code's and reduces to it (the Fig. 2e network has heads (2, 1)).
+# top. `heads` is the tuple (H_1..H_L). Paper 3's App. B writes the action for equal H; the per-layer form below
+# follows the authors' code and reduces to it (the Fig. 2e network has heads (2, 1)); see docs/deviations.md.
 
 
 def U_a_closed(UL, H_L):
-    """Minimiser of S over the scalar U_a: U_a = (−(H−1) + √((H−1)² + 4 Tr U^(L)))/2 (SPEC §4). UL: (H_L, H_L)."""
+    """Minimiser of S over the scalar U_a: U_a = (−(H−1) + √((H−1)² + 4 Tr U^(L)))/2, the root of ∂S/∂U_a = 0 for the
+    U_a terms of `entropy` (paper 3, eq. 32 as written out in docs/deviations.md). UL: (H_L, H_L) → scalar tensor."""
     return (-(H_L - 1) + torch.sqrt((H_L - 1) ** 2 + 4 * torch.diagonal(UL).sum())) / 2
 
 
@@ -146,7 +115,8 @@ def partial_trace(U, H):
 
 def entropy(Us, heads, U_a=None):
     """Entropy part of the action, −Σ_ℓ 𝓛(U^(ℓ) U_ext^(ℓ+1)⁻¹) − 𝓛(U_a) with 𝓛(M) = −Tr M + ln det M, σ = 1
-    (paper 3, App. B eqs. 32-33; SPEC §4):
+    (paper 3, App. B eqs. 32-33; the extracted text of eq. 32 is garbled, the explicit form below follows the
+    authors' code: see docs/deviations.md):
       U_a − ln U_a + Tr U^(L)/U_a − ln det U^(L) + H_L ln U_a
       + Σ_{ℓ<L} [Tr((U^(ℓ+1))⁻¹ u^(ℓ)) − ln det U^(ℓ) + H_ℓ ln det U^(ℓ+1)].
     Us: [U^(1), .., U^(L)] symmetric positive definite; U_a: scalar tensor or None for the closed form. → scalar."""
@@ -167,7 +137,7 @@ def energy(K, Y, tau):
 
 
 def action(Us, C, Y, N, tau, heads, U_a=None, with_energy=True):
-    """Action S = entropy + (1/N)[ln det(K(U)+τI) + Yᵀ(K(U)+τI)⁻¹Y] (paper 3, eqs. 11-12, App. B; SPEC §4).
+    """Action S = entropy + (1/N)[ln det(K(U)+τI) + Yᵀ(K(U)+τI)⁻¹Y] (paper 3, eqs. 11-12 and 32).
     Us: [U^(1), .., U^(L)]; C: (P, P, |Π|, |Π|) path kernels of the training set; Y: (P,); N: width. → scalar."""
     S = entropy(Us, heads, U_a)
     if with_energy:
@@ -281,7 +251,8 @@ def network_output_layers(x, Omegas, V0, a, Vs, readout='last'):
 
 def head_scores(U, heads):
     """Head scores s^(ℓ)_h = Σ |U_ππ'| over the pairs where π or π' passes through head h of layer ℓ, divided by the
-    largest score (paper 3, §4.2; SPEC §4). U: (|Π|, |Π|) → (L, max H) array (NaN where a layer has fewer heads)."""
+    largest score (paper 3, §4.2; which pairs the garbled sum runs over is read as in docs/deviations.md).
+    U: (|Π|, |Π|) → (L, max H) array (NaN where a layer has fewer heads)."""
     A = U.abs().cpu().numpy()
     paths = np.array(np.unravel_index(np.arange(A.shape[0]), heads)).T     # (|Π|, L): h_ℓ of every path
     s = np.full((len(heads), max(heads)), np.nan)
@@ -325,8 +296,10 @@ def hmc_state_vectors(N0):
 
 def hmc_heads(N0, T, beta, gen):
     """Designed query-key matrices W = β·blockdiag(W_ff, W_pp) (+ random cross blocks) for L = 2, H = 2
-    (paper 3, App. G.2; SPEC §4). Layer 1 head 0 "good": W_ff = q qᵀ, q = (v_+ − v_−)/N0, W_pp[s, s+1] = 1 (s ≥ 1),
-    W_pp[0, t≥1] = 3/2; layer 2 head 0: W_pp = all ones (uniform); head 1 of each layer random. → [W1, W2], (2, D, D)."""
+    (paper 3, App. G.2; the W_pp entries are read from garbled text, see docs/deviations.md). Layer 1 head 0 "good":
+    W_ff = q qᵀ, q = (v_+ − v_−)/N0, W_pp[s, s+1] = 1 (s ≥ 1), W_pp[0, t≥1] = 3/2; layer 2 head 0: W_pp = all ones
+    (uniform); head 1 of each layer random (App. G.2.2). gen: torch.Generator. → [W1, W2], each (2, D, D) float64,
+    D = N0 + T + 1."""
     D = N0 + T + 1
     v_plus, v_minus = hmc_state_vectors(N0)
     q = (v_plus - v_minus) / N0
@@ -349,8 +322,10 @@ HMC_PATHS = ['good', 'adv-1', 'denoise', 'adv-2']   # (h1, h2) = (0,0), (0,1), (
 
 
 def hmc_setup(n_train, n_test, seed, T=30, N0=200, sigma_par=1.0, sigma_perp=1.0, beta=10.0, readout='last'):
-    """Data, heads and attentioned inputs of the HMC experiment. → dict with xi_tr (P, 4, D), y_tr, xi_te, y_te and
-    sub-networks 'all' (heads (2,2)), 'good' ((1,1)), 'good+denoise' ((2,1)) as (path indices, heads)."""
+    """Data, heads and attentioned inputs of the HMC experiment (paper 3, App. G). The readout token is the last
+    (App. G.2 says the first; the authors' code reads the last: see docs/deviations.md). → dict with xi_tr (P, 4, D),
+    y_tr (P,), xi_te (P*, 4, D), y_te (P*,), D = N0 + T + 1, and sub-networks 'all' (heads (2,2)), 'good' ((1,1)),
+    'good+denoise' ((2,1)) as (path indices, heads)."""
     gen = torch.Generator().manual_seed(seed)
     Ws = hmc_heads(N0, T, beta, gen)
     x_tr, y_tr = hmc_data(n_train, T, N0, sigma_par, sigma_perp, gen)
@@ -388,9 +363,9 @@ def nuts_sample(xi, Y, N, heads, tau, warmup, samples, seed=0, max_tree_depth=8,
         a = pyro.sample('a', dist.Normal(torch.zeros(N, dtype=xi.dtype), 1.0).to_event(1))
         pyro.sample('y', dist.Normal(network_output(xi, V0, a, Vs), math.sqrt(tau)).to_event(1), obs=Y)
 
-    kernel = NUTS(model, max_tree_depth=max_tree_depth, target_accept_prob=0.8, jit_compile=jit, ignore_jit_warnings=True)
-    mcmc = MCMC(kernel, num_samples=samples,
-                warmup_steps=warmup, disable_progbar=not progress)
+    sampler = NUTS(model, max_tree_depth=max_tree_depth, target_accept_prob=0.8, jit_compile=jit,
+                   ignore_jit_warnings=True)
+    mcmc = MCMC(sampler, num_samples=samples, warmup_steps=warmup, disable_progbar=not progress)
     mcmc.run()
     return {k: v.detach() for k, v in mcmc.get_samples().items()}
 
@@ -398,8 +373,8 @@ def nuts_sample(xi, Y, N, heads, tau, warmup, samples, seed=0, max_tree_depth=8,
 # 6. One-shot image classification (App. H)
 # =============================================================================
 # Omniglot: the official data is github.com/brendenlake/omniglot (python/images_background.zip, images_evaluation.zip);
-# we read the numpy arrays built from it (../shared/data/omniglot/README.md): `images` bool (n_chars, 20, 105, 105),
-# True = background. MNIST / FashionMNIST: the standard t10k idx gz files.
+# we read numpy arrays built from those zips: `images` bool (n_chars, 20, 105, 105), True = background.
+# MNIST / FashionMNIST: the standard t10k idx gz files.
 
 PATCH = 8      # 8×8 patches of a 32×32 image → 16 tokens per image, T = 48 per episode, token dimension N0 = 64
 
@@ -412,10 +387,16 @@ def image_tokens(imgs):
     return torch.nn.functional.layer_norm(x, (PATCH * PATCH,))
 
 
+def missing_file(path):
+    """FileNotFoundError for path, with path as its `filename`."""
+    return FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
+
+
 def load_omniglot(path):
-    """Omniglot arrays → (tokens (n_chars·20, 16, 64), labels (n_chars·20,)). Raises FileNotFoundError."""
+    """Omniglot arrays (an .npz with `images` bool (n_chars, 20, 105, 105), True = background) → (tokens
+    (n_chars·20, 16, 64) float32, labels (n_chars·20,) int64). Raises FileNotFoundError naming path."""
     if not os.path.exists(path):
-        raise FileNotFoundError(path)
+        raise missing_file(path)
     d = np.load(path)
     imgs = torch.from_numpy(~d['images']).float()                 # ink = 1
     n_chars, n_draw = imgs.shape[:2]
@@ -424,12 +405,12 @@ def load_omniglot(path):
 
 
 def load_idx(folder):
-    """MNIST-format test set (t10k-images/labels-idx*-ubyte.gz) → (tokens (n, 16, 64), labels (n,)).
-    Raises FileNotFoundError."""
+    """MNIST-format test set (folder/t10k-images-idx3-ubyte.gz, t10k-labels-idx1-ubyte.gz) → (tokens (n, 16, 64)
+    float32, labels (n,) int64). Raises FileNotFoundError naming the first missing file."""
     pi, pl = os.path.join(folder, 't10k-images-idx3-ubyte.gz'), os.path.join(folder, 't10k-labels-idx1-ubyte.gz')
     for p in (pi, pl):
         if not os.path.exists(p):
-            raise FileNotFoundError(p)
+            raise missing_file(p)
     imgs = np.frombuffer(gzip.open(pi).read(), np.uint8, offset=16).reshape(-1, 28, 28)
     labels = np.frombuffer(gzip.open(pl).read(), np.uint8, offset=8)
     return image_tokens(torch.from_numpy(imgs / 255.0)), torch.from_numpy(labels.astype(np.int64))
@@ -450,7 +431,7 @@ def label_vectors(d, seed=1234):
 
 
 def episodes(tokens, labels, n, gen):
-    """2-way 1-shot episodes [support_a (+), support_b (−), query (?)] (paper 3, §4.2; SPEC §4): two distinct classes,
+    """2-way 1-shot episodes [support_a (+), support_b (−), query (?)] (paper 3, §4.2, App. H): two distinct classes,
     the query a different image of class a (y = +1) or b (y = −1). tokens: (M, 16, d), labels: (M,) with every class
     having ≥ 2 images. → x: (n, 48, d) float32 (label vectors and position code added), y: (n,) float in {+1, −1}."""
     classes, counts = torch.unique(labels, return_counts=True)
@@ -473,9 +454,10 @@ def episodes(tokens, labels, n, gen):
 class PathsNet(torch.nn.Module):
     """The gradient-descent model of paper 3 (eqs. 1-4): linear input V0 to width N, L layers of H heads whose
     attention reads the bare input (Q, K: (H, G, N0)), value weights V^{ℓh}, no residual, no MLP, mean-pool readout a.
-    Paper parametrisation: every weight N(0,1) times the explicit 1/√fan-in of eqs. 1-4, so `order_parameter_from_weights`
-    applies to (a, Vs) as they are. Computed in path form (eq. 5), which equals the layer form; `path_mask` (|Π|,) zeroes
-    the paths through pruned heads. x: (B, T, N0) → f: (B,)."""
+    Paper parametrisation: every weight N(0,1) times the explicit 1/√fan-in of eqs. 1-4, so
+    `order_parameter_from_weights` applies to (a, Vs) as they are (the authors' code uses nn.Linear's default init
+    instead: see docs/deviations.md). Computed in path form (eq. 5), which equals the layer form; `path_mask` (|Π|,)
+    zeroes the paths through pruned heads. x: (B, T, N0) → f: (B,)."""
 
     def __init__(self, N0, N, G, heads):
         super().__init__()
@@ -505,26 +487,66 @@ def head_path_mask(heads, pruned):
     return torch.from_numpy(keep.astype(np.float32))
 
 # =============================================================================
-# 7. Experiments
+# 7. Experiments: compute steps, figures, tables, and the three commands
 # =============================================================================
+
+ONESHOT_FILES = ('omniglot/images_background.npz', 'omniglot/images_evaluation.npz',
+                 'mnist/t10k-images-idx3-ubyte.gz', 'mnist/t10k-labels-idx1-ubyte.gz',
+                 'fashion-mnist/t10k-images-idx3-ubyte.gz', 'fashion-mnist/t10k-labels-idx1-ubyte.gz')
+ONESHOT_SETS = ('omniglot', 'mnist', 'fashion')   # test sets; 'val' (Omniglot) picks τ and the GD checkpoint
+
+
+def require(condition, message):
+    """Stop with one line `error: message` and exit status 2 unless condition holds (the commands' setting checks)."""
+    if not condition:
+        fail(message)
+
+
+def checked_device(name):
+    """torch.device(name); stops with one `error:` line if name is no device or a CUDA device is not available."""
+    try:
+        dev = torch.device(name)
+    except RuntimeError:
+        fail(f"device={name!r} is not a torch device (e.g. cpu, cuda, cuda:1)")
+    if dev.type == 'cuda' and not torch.cuda.is_available():
+        fail(f"device={name!r}, but torch finds no CUDA device")
+    return dev
 
 
 def save_json(obj, path):
+    """Write obj to path as indented JSON."""
     with open(path, 'w') as f:
         json.dump(obj, f, indent=1)
 
 
-def plot_U_grid(Us_by_N, names, path, title):
+def path_names(heads):
+    """Labels of the paths (h_1..h_L), 1-based, h_1 outermost: heads (2, 2) → ['11', '12', '21', '22']."""
+    return [''.join(str(h + 1) for h in path) for path in np.ndindex(*heads)]
+
+
+def head_label(l, h):
+    """'layer.head', 1-based: (0, 1) → '1.2'."""
+    return f'{l + 1}.{h + 1}'
+
+
+def pyplot():
+    """matplotlib.pyplot on the Agg backend (figures go to files only)."""
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
-    keys = list(Us_by_N)
-    fig, axes = plt.subplots(1, len(keys), figsize=(2.2 * len(keys) + 0.6, 2.6))
+    return plt
+
+
+def plot_U_grid(Us_by_name, names, path, title):
+    """Heat maps of order parameters side by side, on one colour scale. Us_by_name: {panel title: (|Π|, |Π|) array or
+    nested list}; names: the |Π| path labels; path: the PNG written."""
+    plt = pyplot()
+    fig, axes = plt.subplots(1, len(Us_by_name), figsize=(2.2 * len(Us_by_name) + 0.6, 2.6))
     axes = np.atleast_1d(axes)
-    vmax = max(np.abs(np.array(U)).max() for U in Us_by_N.values())
-    for ax, k in zip(axes, keys):
-        im = ax.imshow(np.array(Us_by_N[k]), cmap='RdBu_r', vmin=-vmax, vmax=vmax)
-        ax.set_title(str(k), fontsize=9)
+    vmax = max(np.abs(np.array(U)).max() for U in Us_by_name.values())
+    for ax, (name, U) in zip(axes, Us_by_name.items()):
+        im = ax.imshow(np.array(U), cmap='RdBu_r', vmin=-vmax, vmax=vmax)
+        ax.set_title(str(name), fontsize=9)
         ax.set_xticks(range(len(names)))
         ax.set_yticks(range(len(names)))
         ax.set_xticklabels(names, rotation=90, fontsize=6)
@@ -534,238 +556,262 @@ def plot_U_grid(Us_by_N, names, path, title):
     fig.savefig(path, dpi=110, bbox_inches='tight')
     plt.close(fig)
 
+# ----------------------------------------------------------------------------- hidden Markov chain task (Fig. 2)
 
-def run_hmc():
-    """Fig. 2 of paper 3: GP accuracies of sub-networks, finite-width theory for a sweep of N, U, kernel-PC overlaps."""
-    import matplotlib
-    matplotlib.use('Agg')
-    import matplotlib.pyplot as plt
-    os.makedirs(out_dir, exist_ok=True)
-    Ns = [int(n) for n in str(widths).split(',')]
-    d = hmc_setup(P, P_test, seed, T, N0_feat, sigma_par, sigma_perp, beta)
-    gp = {}
-    for name, (idx, hs) in d['nets'].items():
-        gp[name] = gp_accuracy(d['xi_tr'][:, idx], d['y_tr'], d['xi_te'][:, idx], d['y_te'], tau)
-    net = 'good+denoise' if two_paths else 'all'
+
+def hmc_theory(d, net, widths, tau, lr=0.1, tol=1e-5, max_iters=20000, n_pcs=30):
+    """The numbers of paper 3's Fig. 2c/d for the sub-network `net` ('all' or 'good+denoise') of d = hmc_setup(...):
+    the GP-limit test accuracy of every sub-network; for each width N in widths the minimiser U of the action
+    (eqs. 11-12, App. E), its test accuracy and how the minimisation ended; the overlaps |e_kᵀY|/|Y| of the first
+    n_pcs training-kernel PCs with the labels at the smallest N and in the GP limit (Fig. 2d).
+    → dict: gp {sub-network: accuracy}, network, paths (|Π| names), widths, fw {N: accuracy},
+    U {N: (|Π|, |Π|) nested list}, minimisation {N: {steps, max_grad, S, U_a, seconds}}, alignment {label: list}."""
+    gp = {name: gp_accuracy(d['xi_tr'][:, idx], d['y_tr'], d['xi_te'][:, idx], d['y_te'], tau)
+          for name, (idx, _) in d['nets'].items()}
     idx, heads = d['nets'][net]
-    names = [HMC_PATHS[i] for i in idx]
     xi_tr, xi_te, y_tr, y_te = d['xi_tr'][:, idx], d['xi_te'][:, idx], d['y_tr'], d['y_te']
     C = path_kernels(xi_tr)
-    print(f"HMC task: P={P}, P*={P_test}, T={T}, N0={xi_tr.shape[-1]}, tau={tau}, sigma_par={sigma_par}, "
-          f"sigma_perp={sigma_perp}, network '{net}' heads={heads}, paths={names}")
-    print("GP limit accuracy: " + ", ".join(f"{k} {v:.3f}" for k, v in gp.items()))
     fw, Us, info = {}, {}, {}
-    for N in tqdm(Ns, desc='widths'):
+    for N in tqdm(widths, desc='widths'):
         t0 = time.time()
-        U_list, U_a, inf = minimise_action(C, y_tr, N, tau, heads, lr=lr, tol=tol, max_iters=max_iters)
+        U_list, U_a, fit = minimise_action(C, y_tr, N, tau, heads, lr=lr, tol=tol, max_iters=max_iters)
         fw[N] = accuracy(predictor(U_list[0], xi_tr, y_tr, xi_te, tau)[0], y_te)
-        Us[N] = U_list[0].tolist()
-        info[N] = dict(inf, U_a=U_a.item(), seconds=time.time() - t0)
-        tqdm.write(f"N={N:5d}  acc={fw[N]:.3f}  steps={inf['steps']}  max|grad|={inf['max_grad']:.1e}  "
-                   f"S={inf['S']:.4f}  ({time.time() - t0:.1f}s)")
-    U10 = torch.tensor(Us[Ns[0]])
-    print(f"\nU at N={Ns[0]} (rows/cols: {', '.join(names)}):")
-    for n, row in zip(names, U10.tolist()):
-        print(f"  {n:>8s} " + " ".join(f"{v:8.3f}" for v in row))
-    res = {'gp_all': gp['all'], 'gp_good': gp['good'], 'gp_good_denoise': gp['good+denoise'],
-           'network': net, 'paths': names, 'fw': fw, 'U': Us, 'minimisation': info,
-           'config': dict(P=P, P_test=P_test, T=T, N0_feat=N0_feat, tau=tau, beta=beta, sigma_par=sigma_par,
-                          sigma_perp=sigma_perp, seed=seed)}
-    save_json(res, os.path.join(out_dir, 'results.json'))
-    # --- figures (Fig. 2c top, 2c bottom, 2d; 2e with --two_paths=True --sigma_perp=5)
-    tag = '_2paths' if two_paths else ''
-    nuts_path = os.path.join(out_dir, 'nuts.json')
+        Us[N] = U_list[0]
+        info[N] = dict(fit, U_a=U_a.item(), seconds=time.time() - t0)
+        tqdm.write(f"N={N:5d}  acc={fw[N]:.3f}  steps={fit['steps']}  max|grad|={fit['max_grad']:.1e}  "
+                   f"S={fit['S']:.4f}  ({info[N]['seconds']:.1f}s)")
+    N_small, k = min(widths), min(n_pcs, len(y_tr))
+    overlaps = {f'N={N_small}': alignment(kernel(Us[N_small], xi_tr), y_tr)[:k].tolist(),
+                'GP limit': alignment(kernel(torch.eye(len(idx), dtype=DTYPE), xi_tr), y_tr)[:k].tolist()}
+    return dict(gp=gp, network=net, paths=[HMC_PATHS[i] for i in idx], widths=list(widths), fw=fw,
+                U={N: U.tolist() for N, U in Us.items()}, minimisation=info, alignment=overlaps)
+
+
+def nuts_point(path, network):
+    """(N, sampled mean-predictor accuracy) from a `nuts` command's JSON at path if it exists and sampled the same
+    sub-network, else None."""
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        res = json.load(f)
+    return (res['N'], res['acc_sampled']) if res.get('network') == network else None
+
+
+def plot_hmc(res, out_dir, sampled=None):
+    """Paper 3's Fig. 2c top (accuracy against N), 2c bottom (U for each N) and 2d (kernel-PC overlaps) from the
+    `hmc` command's results (hmc_theory's dict plus config), as paths_hmc_{accuracy,U,alignment}.png in out_dir
+    (suffix _2paths for the good+denoise network of Fig. 2e). sampled: (N, accuracy) of NUTS samples, or None."""
+    plt = pyplot()
+    two = res['network'] == 'good+denoise'
+    tag = '_2paths' if two else ''
+    Ns, fw, gp = sorted(res['widths']), res['fw'], res['gp']
     fig, ax = plt.subplots(figsize=(4.2, 3.2))
     ax.semilogx(Ns, [fw[N] for N in Ns], 'b-x', label='theory (finite width)')
-    if os.path.exists(nuts_path) and not two_paths:
-        nj = json.load(open(nuts_path))
-        ax.plot([nj['N']], [nj['acc_sampled']], 'ko', label='NUTS samples')
-    gp_net = gp['good+denoise'] if two_paths else gp['all']
-    ax.axhline(gp_net, color='r', ls='-', label='GP, ' + ('good+denoise' if two_paths else 'all paths'))
+    if sampled is not None:
+        ax.plot([sampled[0]], [sampled[1]], 'ko', label='NUTS samples')
+    ax.axhline(gp[res['network']], color='r', ls='-', label='GP, ' + ('good+denoise' if two else 'all paths'))
     ax.axhline(gp['good'], color='r', ls='--', label='GP, good path')
-    if not two_paths:
+    if not two:
         ax.axhline(gp['good+denoise'], color='r', ls=':', label='GP, good+denoise')
     ax.set_xlabel('N')
     ax.set_ylabel('test accuracy')
-    ax.set_title(f'HMC task, σ⊥={sigma_perp:g}', fontsize=10)
+    ax.set_title(f"HMC task, σ⊥={res['config']['sigma_perp']:g}", fontsize=10)
     ax.legend(fontsize=7)
     fig.savefig(os.path.join(out_dir, f'paths_hmc_accuracy{tag}.png'), dpi=110, bbox_inches='tight')
     plt.close(fig)
-    plot_U_grid({f'N={N}': Us[N] for N in Ns}, names, os.path.join(out_dir, f'paths_hmc_U{tag}.png'),
+    plot_U_grid({f'N={N}': res['U'][N] for N in Ns}, res['paths'], os.path.join(out_dir, f'paths_hmc_U{tag}.png'),
                 'order parameter U (GP limit: identity)')
-    K_fw = kernel(U10.double(), xi_tr)
-    K_gp = kernel(torch.eye(len(idx), dtype=DTYPE), xi_tr)
     fig, ax = plt.subplots(figsize=(4.2, 3.0))
-    ax.plot(range(1, 31), alignment(K_fw, y_tr)[:30], 'b.-', label=f'N={Ns[0]}')
-    ax.plot(range(1, 31), alignment(K_gp, y_tr)[:30], '.-', color='orange', label='GP limit')
+    for (label, overlap), color in zip(res['alignment'].items(), ('b', 'orange')):
+        ax.plot(range(1, len(overlap) + 1), overlap, '.-', color=color, label=label)
     ax.set_xlabel('kernel PC rank')
     ax.set_ylabel('|overlap with Y|')
     ax.legend(fontsize=8)
     fig.savefig(os.path.join(out_dir, f'paths_hmc_alignment{tag}.png'), dpi=110, bbox_inches='tight')
     plt.close(fig)
-    # --- table
-    print(f"\n| {'N':>6s} | FW theory | GP ({net}) | GP good | GP good+denoise |")
-    for N in Ns:
-        print(f"| {N:6d} | {fw[N]:9.3f} | {gp_net:9.3f} | {gp['good']:7.3f} | {gp['good+denoise']:15.3f} |")
-    print(f"results and figures in {out_dir}/")
 
 
-def run_nuts():
-    """App. F check: NUTS samples of the HMC network at N = nuts_N against the theory at the same N."""
-    try:
-        import pyro  # noqa: F401
-    except ImportError:
-        sys.exit("bayes_paths.py nuts needs pyro-ppl (pip install pyro-ppl); it is an optional dependency")
-    os.makedirs(out_dir, exist_ok=True)
-    d = hmc_setup(P, P_test, seed, T, N0_feat, sigma_par, sigma_perp, beta)
-    idx, heads = d['nets']['good+denoise' if two_paths else 'all']
-    names = [HMC_PATHS[i] for i in idx]
+def print_hmc(res):
+    """U at the smallest N, then the accuracy table of the `hmc` command's results."""
+    N_small, names, gp = min(res['widths']), res['paths'], res['gp']
+    print(f"\nU at N={N_small} (rows/cols: {', '.join(names)}):")
+    for name, row in zip(names, res['U'][N_small]):
+        print(f"  {name:>8s} " + " ".join(f"{v:8.3f}" for v in row))
+    print(f"\n| {'N':>6s} | FW theory | GP ({res['network']}) | GP good | GP good+denoise |")
+    for N in res['widths']:
+        print(f"| {N:6d} | {res['fw'][N]:9.3f} | {gp[res['network']]:9.3f} | {gp['good']:7.3f} | "
+              f"{gp['good+denoise']:15.3f} |")
+
+# ----------------------------------------------------------------------------- NUTS check (App. F)
+
+
+def nuts_check(d, net, N, tau, warmup, samples, max_tree_depth=8, seed=0, lr=0.1, tol=1e-5, max_iters=20000):
+    """Paper 3, App. F: NUTS samples of the weights of the sub-network `net` of d = hmc_setup(...) at width N against
+    the theory at the same N: test accuracy of the sampled and the theoretical mean predictor (eq. 9), their sign
+    agreement and correlation, and U from the samples (eq. 13) against the minimiser of the action (eq. 11).
+    → JSON-ready dict (accuracies in [0, 1], U as nested lists, seconds of sampling). Raises ImportError without
+    pyro-ppl."""
+    idx, heads = d['nets'][net]
     xi_tr, xi_te, y_tr, y_te = d['xi_tr'][:, idx], d['xi_te'][:, idx], d['y_tr'], d['y_te']
-    C = path_kernels(xi_tr)
-    Us, U_a, inf = minimise_action(C, y_tr, nuts_N, tau, heads, lr=lr, tol=tol, max_iters=max_iters)
-    U_th = Us[0]
+    U_th = minimise_action(path_kernels(xi_tr), y_tr, N, tau, heads, lr=lr, tol=tol, max_iters=max_iters)[0][0]
     mean_th = predictor(U_th, xi_tr, y_tr, xi_te, tau)[0]
     t0 = time.time()
-    smp = nuts_sample(xi_tr, y_tr, nuts_N, heads, tau, nuts_warmup, nuts_samples, seed, nuts_tree_depth)
-    secs = time.time() - t0
+    smp = nuts_sample(xi_tr, y_tr, N, heads, tau, warmup, samples, seed, max_tree_depth)
+    seconds = time.time() - t0
     Vs = [smp[f'V{l + 1}'] for l in range(len(heads))]
     U_s = order_parameter_from_weights(smp['a'], Vs)
     f_te = torch.stack([network_output(xi_te, smp['V0'][s], smp['a'][s], [V[s] for V in Vs])
                         for s in range(len(smp['a']))])
     mean_s = f_te.mean(0)
-    res = dict(N=nuts_N, acc_theory=accuracy(mean_th, y_te), acc_sampled=accuracy(mean_s, y_te),
-               acc_gp=gp_accuracy(xi_tr, y_tr, xi_te, y_te, tau),
-               agree_sign=(torch.sign(mean_s) == torch.sign(mean_th)).double().mean().item(),
-               corr_mean=torch.corrcoef(torch.stack([mean_s, mean_th]))[0, 1].item(),
-               U_theory=U_th.tolist(), U_sampled=U_s.tolist(),
-               U_rel_err=((U_s - U_th).norm() / U_th.norm()).item(), paths=names,
-               warmup=nuts_warmup, samples=nuts_samples, seconds=secs)
-    save_json(res, os.path.join(out_dir, 'nuts.json'))
-    plot_U_grid({'theory': res['U_theory'], 'NUTS': res['U_sampled']}, names,
-                os.path.join(out_dir, 'paths_nuts_U.png'), f'U at N={nuts_N}: theory vs sampled')
-    print(f"\nU at N={nuts_N}, theory | sampled ({', '.join(names)}):")
-    for n, r1, r2 in zip(names, res['U_theory'], res['U_sampled']):
-        print(f"  {n:>8s} " + " ".join(f"{v:7.3f}" for v in r1) + "  | " + " ".join(f"{v:7.3f}" for v in r2))
-    print(f"\n| N={nuts_N} | theory acc | NUTS mean-predictor acc | GP acc | sign agreement | corr(E f*) | "
+    return dict(network=net, paths=[HMC_PATHS[i] for i in idx], N=N,
+                acc_theory=accuracy(mean_th, y_te), acc_sampled=accuracy(mean_s, y_te),
+                acc_gp=gp_accuracy(xi_tr, y_tr, xi_te, y_te, tau),
+                agree_sign=(torch.sign(mean_s) == torch.sign(mean_th)).double().mean().item(),
+                corr_mean=torch.corrcoef(torch.stack([mean_s, mean_th]))[0, 1].item(),
+                U_theory=U_th.tolist(), U_sampled=U_s.tolist(), U_rel_err=((U_s - U_th).norm() / U_th.norm()).item(),
+                warmup=warmup, samples=samples, seconds=seconds)
+
+
+def print_nuts(res):
+    """Theory and sampled U side by side, then the comparison table of the `nuts` command's results."""
+    N, names = res['N'], res['paths']
+    print(f"\nU at N={N}, theory | sampled ({', '.join(names)}):")
+    for name, r1, r2 in zip(names, res['U_theory'], res['U_sampled']):
+        print(f"  {name:>8s} " + " ".join(f"{v:7.3f}" for v in r1) + "  | " + " ".join(f"{v:7.3f}" for v in r2))
+    print(f"\n| N={N} | theory acc | NUTS mean-predictor acc | GP acc | sign agreement | corr(E f*) | "
           f"|U_s−U_th|/|U_th| | NUTS time |")
     print(f"| {'':4s} | {res['acc_theory']:10.3f} | {res['acc_sampled']:23.3f} | {res['acc_gp']:6.3f} | "
-          f"{res['agree_sign']:14.3f} | {res['corr_mean']:10.3f} | {res['U_rel_err']:16.3f} | {secs:7.0f} s |")
+          f"{res['agree_sign']:14.3f} | {res['corr_mean']:10.3f} | {res['U_rel_err']:16.3f} | "
+          f"{res['seconds']:7.0f} s |")
+
+# ----------------------------------------------------------------------------- one-shot image task (Fig. 3)
 
 
-def run_oneshot():
-    """Fig. 3 of paper 3 at CPU scale: train the GD model on Omniglot episodes, theory on its Q/K for a sweep of N
-    (τ tuned on validation episodes), ID/OOD accuracy, head scores and pruning."""
-    import matplotlib
-    matplotlib.use('Agg')
-    import matplotlib.pyplot as plt
-    os.makedirs(out_dir, exist_ok=True)
-    torch.manual_seed(seed)
-    om = os.path.join(data_dir, 'omniglot')
-    tr_tok, tr_lab = load_omniglot(os.path.join(om, 'images_background.npz'))
-    ev_tok, ev_lab = load_omniglot(os.path.join(om, 'images_evaluation.npz'))
+def oneshot_data(data_dir, n_eval, seed=0):
+    """The one-shot task's data (paper 3, §4.2, App. H): tokens of the Omniglot background characters (training) and
+    n_eval episodes of each evaluation set: 'val' and 'omniglot' from the first and the second half of the Omniglot
+    evaluation characters, 'mnist' and 'fashion' from the MNIST and FashionMNIST test sets (out of distribution;
+    episodes over all ten classes, where the authors' code uses classes 0 and 1 only: see docs/deviations.md).
+    data_dir holds ONESHOT_FILES. → dict train=(tokens (M, 16, 64) float32, labels (M,) int64),
+    sets={name: (x (n_eval, 48, 64) float32, y (n_eval,) in {+1, −1})}.
+    Raises FileNotFoundError naming the first missing file; every file is looked for before any is read."""
+    files = [os.path.join(data_dir, f) for f in ONESHOT_FILES]
+    for path in files:
+        if not os.path.exists(path):
+            raise missing_file(path)
+    tr_tok, tr_lab = load_omniglot(files[0])
+    ev_tok, ev_lab = load_omniglot(files[1])
     n_ev = int(ev_lab.max()) + 1
-    val_sel, te_sel = ev_lab < n_ev // 2, ev_lab >= n_ev // 2   # evaluation characters split in two halves
-    ood = {'mnist': load_idx(os.path.join(data_dir, 'mnist')), 'fashion': load_idx(os.path.join(data_dir, 'fashion-mnist'))}
+    val, test = ev_lab < n_ev // 2, ev_lab >= n_ev // 2
     g = torch.Generator().manual_seed(seed + 1)
-    sets = {'val': episodes(ev_tok[val_sel], ev_lab[val_sel], n_eval, g),
-            'omniglot': episodes(ev_tok[te_sel], ev_lab[te_sel], n_eval, g)}
-    for k, (tk, lb) in ood.items():
-        sets[k] = episodes(tk, lb, n_eval, g)
-    N0 = tr_tok.shape[-1]
-    heads = (os_heads,) * os_layers
-    dev = torch.device(device)
-    model = PathsNet(N0, n_embd, qk_dim, heads).to(dev)
-    opt = torch.optim.Adam(model.parameters(), lr=gd_lr)
+    sets = {'val': episodes(ev_tok[val], ev_lab[val], n_eval, g),
+            'omniglot': episodes(ev_tok[test], ev_lab[test], n_eval, g)}
+    for name, folder in (('mnist', 'mnist'), ('fashion', 'fashion-mnist')):
+        sets[name] = episodes(*load_idx(os.path.join(data_dir, folder)), n_eval, g)
+    return dict(train=(tr_tok, tr_lab), sets=sets)
 
-    @torch.no_grad()
-    def evaluate(name, mask=None):
-        x, y = sets[name]
-        m = None if mask is None else mask.to(dev)
-        f = torch.cat([model(xb.to(dev), m).cpu() for xb in x.split(500)])
-        return accuracy(f, y)
 
-    print(f"one-shot: GD model N={n_embd}, G={qk_dim}, heads={heads}, N0={N0}, T=48, {gd_steps} steps × batch {gd_batch},"
-          f" Adam {gd_lr}")
-    g_tr = torch.Generator().manual_seed(seed + 2)
+@torch.no_grad()
+def gd_accuracy(model, x, y, path_mask=None, chunk=500):
+    """Accuracy (paper 3, §4.1) of a PathsNet on episodes x: (n, T, N0), y: (n,) in {+1, −1}, keeping the paths
+    of path_mask (|Π|,) (None: all); runs on the model's device, `chunk` episodes at a time. → float in [0, 1]."""
+    dev = model.a.device
+    mask = None if path_mask is None else path_mask.to(dev)
+    return accuracy(torch.cat([model(xb.to(dev), mask).cpu() for xb in x.split(chunk)]), y)
+
+
+def train_gd_model(train, val, heads, n_embd, qk_dim, steps, batch, lr, eval_every, seed=0, device='cpu'):
+    """Gradient-descent training of PathsNet, all weights (paper 3, App. H.1): MSE on `batch` fresh episodes of the
+    training tokens per step, Adam at learning rate lr, validation accuracy every eval_every steps and at the last;
+    the best-validation checkpoint is kept. train: (tokens (M, 16, N0), labels (M,)); val: (x, y) episodes;
+    heads: (H_1..H_L); steps ≥ 1. → (model on device in eval mode, seconds of training)."""
+    tokens, labels = train
+    torch.manual_seed(seed)
+    model = PathsNet(tokens.shape[-1], n_embd, qk_dim, heads).to(device)
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    g = torch.Generator().manual_seed(seed + 2)
     best, best_state, t0 = -1.0, None, time.time()
-    pbar = tqdm(range(1, gd_steps + 1), desc='GD training')
+    pbar = tqdm(range(1, steps + 1), desc='GD training')
     for step in pbar:
-        x, y = episodes(tr_tok, tr_lab, gd_batch, g_tr)      # fresh episodes every step
-        loss = ((model(x.to(dev)) - y.to(dev)) ** 2).mean()
+        x, y = episodes(tokens, labels, batch, g)      # fresh episodes every step
+        loss = ((model(x.to(device)) - y.to(device)) ** 2).mean()
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
-        if step % eval_every == 0 or step == gd_steps:
-            model.eval()
-            acc_val = evaluate('val')
-            model.train()
-            if acc_val > best:
-                best, best_state = acc_val, {k: v.detach().clone() for k, v in model.state_dict().items()}
-            pbar.set_postfix(loss=f'{loss.item():.3f}', val=f'{acc_val:.3f}')
-            tqdm.write(f"step {step}: loss {loss.item():.4f}, val acc {acc_val:.3f}, {time.time() - t0:.0f}s")
-    train_secs = time.time() - t0
+        if step % eval_every == 0 or step == steps:
+            acc = gd_accuracy(model, *val)
+            if acc > best:
+                best, best_state = acc, {k: v.detach().clone() for k, v in model.state_dict().items()}
+            pbar.set_postfix(loss=f'{loss.item():.3f}', val=f'{acc:.3f}')
+            tqdm.write(f"step {step}: loss {loss.item():.4f}, val acc {acc:.3f}, {time.time() - t0:.0f}s")
+    seconds = time.time() - t0
     model.load_state_dict(best_state)
-    model.eval()
-    gd_acc = {k: evaluate(k) for k in ('val', 'omniglot', 'mnist', 'fashion')}
-    print("GD model (best val checkpoint): " + ", ".join(f"{k} {v:.3f}" for k, v in gd_acc.items()))
-    # --- theory on the trained Q, K (float64)
-    Qs = [Q.detach().cpu().double() for Q in model.Q]
-    Ks = [K.detach().cpu().double() for K in model.K]
-    xi_of = lambda x: attentioned_inputs(x.double(), [attention_QK(x.double(), Q, K) for Q, K in zip(Qs, Ks)], 'mean')
-    x_tr, y_tr = episodes(tr_tok, tr_lab, os_P, torch.Generator().manual_seed(seed + 3))
+    return model.eval(), seconds
+
+
+def model_xi(model, x):
+    """Attentioned inputs ξ^π (paper 3, eq. 7, mean readout) of episodes x: (n, T, N0) through a PathsNet's
+    attention, in float64 on the CPU. → (n, |Π|, N0)."""
+    x = x.double()
+    Omegas = [attention_QK(x, Q.detach().cpu().double(), K.detach().cpu().double()) for Q, K in zip(model.Q, model.K)]
+    return attentioned_inputs(x, Omegas, 'mean')
+
+
+def oneshot_theory(model, train, sets, P, widths, taus, seed=0, lr=0.1, tol=1e-5, max_iters=20000):
+    """Paper 3's theory (eqs. 9-12) with the query/key weights of a trained PathsNet (Fig. 3b): kernel regression on
+    P fresh training episodes, with τ chosen among taus on sets['val'] for the GP limit and for each width N.
+    train: (tokens, labels); sets: {name: (x, y)}. → (theory {'GP' or N: {set: accuracy, 'tau', and for N 'steps',
+    'max_grad'}}, the minimiser U (|Π|, |Π|) at the smallest N and its chosen τ)."""
+    x_tr, y_tr = episodes(*train, P, torch.Generator().manual_seed(seed + 3))
     y_tr = y_tr.double()
-    xi_tr = xi_of(x_tr)
-    xi_sets = {k: (xi_of(x), y.double()) for k, (x, y) in sets.items()}
+    xi_tr = model_xi(model, x_tr)
+    xi_sets = {k: (model_xi(model, x), y.double()) for k, (x, y) in sets.items()}
     C = path_kernels(xi_tr)
-    taus = [float(t) for t in str(os_taus).split(',')]
-    Ns = [int(n) for n in str(os_widths).split(',')]
 
-    def evaluate_U(U, t):
-        return {k: accuracy(predictor(U, xi_tr, y_tr, xi, t)[0], y) for k, (xi, y) in xi_sets.items()}
+    def accuracies(U, tau):
+        return {k: accuracy(predictor(U, xi_tr, y_tr, xi, tau)[0], y) for k, (xi, y) in xi_sets.items()}
 
-    I = torch.eye(xi_tr.shape[1], dtype=DTYPE)
-    gp_all = {t: evaluate_U(I, t) for t in taus}
-    tau_gp = max(taus, key=lambda t: gp_all[t]['val'])
-    theory = {'GP': dict(gp_all[tau_gp], tau=tau_gp)}
-    Us_best = {}
-    for N in tqdm(Ns, desc='theory widths'):
-        best_acc = None
-        for t in taus:
-            Us, U_a, inf = minimise_action(C, y_tr, N, t, heads, lr=lr, tol=tol, max_iters=max_iters)
-            acc = evaluate_U(Us[0], t)
-            if best_acc is None or acc['val'] > best_acc['val']:
-                best_acc, Us_best[N] = dict(acc, tau=t, steps=inf['steps'], max_grad=inf['max_grad']), Us[0]
-        theory[N] = best_acc
-        tqdm.write(f"N={N}: tau={best_acc['tau']}, " + ", ".join(f"{k} {best_acc[k]:.3f}" for k in sets)
-                   + f" (steps {best_acc['steps']}, max|grad| {best_acc['max_grad']:.1e})")
-    # --- head scores and pruning (Fig. 3e/f): scores from the theory's U at the smallest N
-    U_gd = order_parameter_from_weights(model.a.detach().cpu().double(), [V.detach().cpu().double() for V in model.Vs])
-    scores = head_scores(Us_best[Ns[0]], heads)
-    scores_gd = head_scores(U_gd, heads)
-    all_heads = [(l, h) for l in range(len(heads)) for h in range(heads[l])]
+    gp = {tau: accuracies(torch.eye(xi_tr.shape[1], dtype=DTYPE), tau) for tau in taus}
+    tau_gp = max(taus, key=lambda t: gp[t]['val'])
+    theory, U_by_N = {'GP': dict(gp[tau_gp], tau=tau_gp)}, {}
+    for N in tqdm(widths, desc='theory widths'):
+        for tau in taus:
+            Us, _, info = minimise_action(C, y_tr, N, tau, model.heads, lr=lr, tol=tol, max_iters=max_iters)
+            acc = accuracies(Us[0], tau)
+            if N not in theory or acc['val'] > theory[N]['val']:
+                theory[N] = dict(acc, tau=tau, steps=info['steps'], max_grad=info['max_grad'])
+                U_by_N[N] = Us[0]
+        r = theory[N]
+        tqdm.write(f"N={N}: tau={r['tau']}, " + ", ".join(f"{k} {r[k]:.3f}" for k in xi_sets)
+                   + f" (steps {r['steps']}, max|grad| {r['max_grad']:.1e})")
+    return theory, U_by_N[min(widths)]
+
+
+def prune_heads(model, sets, scores, names=ONESHOT_SETS):
+    """Head pruning without retraining (paper 3, §4.2, Fig. 3e/f): accuracy on each set in names after pruning
+    0, 1, 2, ... heads in increasing order of score, and the accuracy drop when each head alone is pruned.
+    sets: {name: (x, y)}; scores: (L, max H) head scores. → (order [(ℓ, h), ...], curve [{name: accuracy}, ...]
+    with curve[0] unpruned, drop {(ℓ, h): {name: accuracy drop}})."""
+    heads = model.heads
+    accuracies = lambda pruned: {k: gd_accuracy(model, *sets[k], head_path_mask(heads, pruned)) for k in names}
+    order = sorted([(l, h) for l in range(len(heads)) for h in range(heads[l])], key=lambda lh: scores[lh])
+    curve = [accuracies(order[:n]) for n in range(len(order) + 1)]
     drop = {}
-    for l, h in all_heads:
-        mask = head_path_mask(heads, [(l, h)])
-        drop[(l, h)] = {k: gd_acc[k] - evaluate(k, mask) for k in ('omniglot', 'mnist', 'fashion')}
-    order = sorted(all_heads, key=lambda lh: scores[lh])
-    prune_curve = []
-    for n in range(len(all_heads) + 1):
-        mask = head_path_mask(heads, order[:n])
-        prune_curve.append({k: evaluate(k, mask) for k in ('omniglot', 'mnist', 'fashion')})
-    res = dict(gd=gd_acc, gd_train_seconds=train_secs, theory={str(k): v for k, v in theory.items()},
-               U_theory_N=Ns[0], U_theory=Us_best[Ns[0]].tolist(), U_gd=U_gd.tolist(),
-               head_scores={f'{l + 1}.{h + 1}': scores[l, h] for l, h in all_heads},
-               head_scores_gd={f'{l + 1}.{h + 1}': scores_gd[l, h] for l, h in all_heads},
-               prune_drop={f'{l + 1}.{h + 1}': v for (l, h), v in drop.items()},
-               prune_order=[f'{l + 1}.{h + 1}' for l, h in order], prune_curve=prune_curve,
-               config=dict(n_embd=n_embd, qk_dim=qk_dim, heads=heads, gd_steps=gd_steps, gd_batch=gd_batch,
-                           gd_lr=gd_lr, os_P=os_P, n_eval=n_eval, taus=taus, seed=seed))
-    save_json(res, os.path.join(out_dir, 'oneshot.json'))
-    # --- figures
-    names = [f'{a + 1}{b + 1}' for a, b in np.ndindex(*heads)] if len(heads) == 2 else [str(i) for i in range(len(I))]
+    for lh in sorted(order):
+        acc = accuracies([lh])
+        drop[lh] = {k: curve[0][k] - acc[k] for k in names}
+    return order, curve, drop
+
+
+def plot_oneshot(res, out_dir):
+    """Paper 3's Fig. 3b (accuracy against N), 3c (U, theory and gradient descent) and 3e/f (head scores, pruning)
+    from the `oneshot` command's results, as paths_oneshot_{accuracy,U,pruning}.png in out_dir."""
+    plt = pyplot()
+    cfg, theory = res['config'], res['theory']
+    Ns = sorted(cfg['widths'])
     fig, ax = plt.subplots(figsize=(4.4, 3.2))
-    for k, c in (('omniglot', 'b'), ('mnist', 'g'), ('fashion', 'm')):
-        ax.semilogx(Ns, [theory[N][k] for N in Ns], c + '-x', label=f'theory {k}')
+    for k, c in zip(ONESHOT_SETS, 'bgm'):
+        ax.semilogx(Ns, [theory[str(N)][k] for N in Ns], c + '-x', label=f'theory {k}')
         ax.axhline(theory['GP'][k], color=c, ls='--', lw=0.8)
     ax.set_xlabel('N')
     ax.set_ylabel('test accuracy')
@@ -773,85 +819,179 @@ def run_oneshot():
     ax.legend(fontsize=7)
     fig.savefig(os.path.join(out_dir, 'paths_oneshot_accuracy.png'), dpi=110, bbox_inches='tight')
     plt.close(fig)
-    plot_U_grid({f'theory N={Ns[0]}': res['U_theory'], 'gradient descent': (U_gd / U_gd.abs().max()).tolist()},
-                names, os.path.join(out_dir, 'paths_oneshot_U.png'), 'order parameter, paths (h1 h2)')
+    U_gd = np.array(res['U_gd'])
+    plot_U_grid({f"theory N={res['U_theory_N']}": res['U_theory'], 'gradient descent': U_gd / np.abs(U_gd).max()},
+                path_names(cfg['heads']), os.path.join(out_dir, 'paths_oneshot_U.png'), 'order parameter by path')
     fig, axes = plt.subplots(1, 2, figsize=(8.5, 3.0))
-    labels = [f'{l + 1}.{h + 1}' for l, h in all_heads]
-    xs = np.arange(len(all_heads))
-    axes[0].bar(xs - 0.2, [scores[lh] for lh in all_heads], 0.4, color='b', label='head score (theory)')
-    axes[0].bar(xs + 0.2, [drop[lh]['omniglot'] / max(1e-9, max(v['omniglot'] for v in drop.values()))
-                           for lh in all_heads], 0.4, color='r', label='accuracy drop (normalised)')
+    labels = list(res['head_scores'])
+    xs = np.arange(len(labels))
+    drops = np.array([res['prune_drop'][lab]['omniglot'] for lab in labels])
+    axes[0].bar(xs - 0.2, [res['head_scores'][lab] for lab in labels], 0.4, color='b', label='head score (theory)')
+    axes[0].bar(xs + 0.2, drops / max(1e-9, drops.max()), 0.4, color='r', label='accuracy drop (normalised)')
     axes[0].set_xticks(xs)
     axes[0].set_xticklabels(labels)
     axes[0].set_xlabel('head (layer.head)')
     axes[0].legend(fontsize=7)
-    for k, c in (('omniglot', 'b'), ('mnist', 'g'), ('fashion', 'm')):
-        axes[1].plot(range(len(prune_curve)), [p[k] for p in prune_curve], c + '.-', label=k)
+    curve = res['prune_curve']
+    for k, c in zip(ONESHOT_SETS, 'bgm'):
+        axes[1].plot(range(len(curve)), [p[k] for p in curve], c + '.-', label=k)
     axes[1].set_xlabel('heads pruned (lowest score first)')
     axes[1].set_ylabel('accuracy')
     axes[1].legend(fontsize=7)
     fig.savefig(os.path.join(out_dir, 'paths_oneshot_pruning.png'), dpi=110, bbox_inches='tight')
     plt.close(fig)
-    # --- tables
+
+
+def print_oneshot(res):
+    """The accuracy, head-score and pruning tables of the `oneshot` command's results."""
+    theory, gd = res['theory'], res['gd']
     print(f"\n| {'N':>6s} | tau | Omniglot | MNIST | Fashion |")
-    for N in ['GP'] + Ns:
-        r = theory[N]
-        print(f"| {str(N):>6s} | {r['tau']} | {r['omniglot']:.3f} | {r['mnist']:.3f} | {r['fashion']:.3f} |")
-    print(f"| GD model | - | {gd_acc['omniglot']:.3f} | {gd_acc['mnist']:.3f} | {gd_acc['fashion']:.3f} |")
+    for key in ['GP'] + [str(N) for N in res['config']['widths']]:
+        r = theory[key]
+        print(f"| {key:>6s} | {r['tau']} | {r['omniglot']:.3f} | {r['mnist']:.3f} | {r['fashion']:.3f} |")
+    print(f"| GD model | - | {gd['omniglot']:.3f} | {gd['mnist']:.3f} | {gd['fashion']:.3f} |")
     print("\n| head | score (theory) | score (GD weights) | Omniglot drop | MNIST drop | Fashion drop |")
-    for l, h in all_heads:
-        print(f"| {l + 1}.{h + 1} | {scores[l, h]:.3f} | {scores_gd[l, h]:.3f} | {drop[(l, h)]['omniglot']:+.3f} | "
-              f"{drop[(l, h)]['mnist']:+.3f} | {drop[(l, h)]['fashion']:+.3f} |")
+    for lab, score in res['head_scores'].items():
+        drop = res['prune_drop'][lab]
+        print(f"| {lab} | {score:.3f} | {res['head_scores_gd'][lab]:.3f} | {drop['omniglot']:+.3f} | "
+              f"{drop['mnist']:+.3f} | {drop['fashion']:+.3f} |")
     print("\n| pruned | heads | Omniglot | MNIST | Fashion |")
-    for n, p in enumerate(prune_curve):
+    for n, p in enumerate(res['prune_curve']):
         print(f"| {n} | {','.join(res['prune_order'][:n]) or '-'} | {p['omniglot']:.3f} | {p['mnist']:.3f} | "
               f"{p['fashion']:.3f} |")
 
-# -----------------------------------------------------------------------------
-# command line: python bayes_paths.py {hmc,nuts,oneshot} [config.py] [--key=value ...]
+# ----------------------------------------------------------------------------- the commands
 
 
-def parse_args(argv):
-    """Set module globals from [config.py] and --key=value (nanoGPT semantics: the value is a Python literal if it
-    parses as one, else a string; an int is accepted for a float). Exits with a one-line message on an unknown key,
-    a wrong type, or a missing config file."""
-    known = {k: globals()[k] for k in _config_keys}
-    for arg in argv:
-        if not arg.startswith('--'):
-            if not os.path.exists(arg):
-                sys.exit(f"config file not found: {arg}")
-            cfg = {}
-            exec(open(arg).read(), {}, cfg)
-            pairs = list(cfg.items())
-        else:
-            if '=' not in arg:
-                sys.exit(f"bad argument {arg!r}: use --key=value")
-            key, val = arg[2:].split('=', 1)
-            try:
-                val = ast.literal_eval(val)
-            except (ValueError, SyntaxError):
-                pass
-            pairs = [(key, val)]
-        for key, val in pairs:
-            if key not in known:
-                sys.exit(f"unknown config key: {key}")
-            default = known[key]
-            if isinstance(default, float) and isinstance(val, int) and not isinstance(val, bool):
-                val = float(val)
-            if isinstance(default, str) and not isinstance(val, str):
-                val = ','.join(str(v) for v in val) if isinstance(val, (tuple, list)) else str(val)
-            if type(val) is not type(default):
-                sys.exit(f"--{key} expects {type(default).__name__}, got {val!r}")
-            globals()[key] = val
+def hmc(out_dir='out/paths',          # results.json and PNGs go here (nuts.json there adds the NUTS point)
+        seed=0,                       # data and random heads
+        P=100,                        # training examples (half per class)
+        P_test=1000,                  # test examples
+        T=30,                         # chain length (tokens, BOS excluded)
+        N0_feat=200,                  # feature dimension; a token has N0_feat + T + 1 coordinates (one-hot position)
+        tau=0.01,                     # Gibbs temperature
+        beta=10.0,                    # softmax hardness of every designed head
+        sigma_par=1.0,                # noise in the plane of v_+, v_-
+        sigma_perp=1.0,               # noise off that plane (Fig. 2e: 5.0)
+        two_paths=False,              # Fig. 2e: the network of the good and denoising paths only
+        widths=(10, 30, 50, 100, 300, 500, 1000),   # the N swept by the finite-width theory
+        lr=0.1,                       # Adam learning rate on the Cholesky factors of U (App. E)
+        tol=1e-5,                     # stop when the largest gradient entry is below this
+        max_iters=20000):             # most Adam steps per minimisation
+    """Fig. 2 of paper 3 (App. G): GP accuracy of sub-networks, finite-width theory over N, U, kernel-PC overlaps."""
+    require(P >= 2 and P_test >= 1, f"need P >= 2 and P_test >= 1, got P={P}, P_test={P_test}")
+    require(T >= 2 and N0_feat >= 2, f"need T >= 2 and N0_feat >= 2, got T={T}, N0_feat={N0_feat}")
+    require(len(widths) > 0 and min(widths) >= 1, f"widths must be positive, got {widths}")
+    require(tau > 0, f"tau must be positive, got {tau}")
+    net = 'good+denoise' if two_paths else 'all'
+    d = hmc_setup(P, P_test, seed, T, N0_feat, sigma_par, sigma_perp, beta)
+    idx, heads = d['nets'][net]
+    print(f"HMC task: P={P}, P*={P_test}, T={T}, N0={d['xi_tr'].shape[-1]}, tau={tau}, sigma_par={sigma_par}, "
+          f"sigma_perp={sigma_perp}, network '{net}' heads={heads}, paths={[HMC_PATHS[i] for i in idx]}")
+    res = hmc_theory(d, net, widths, tau, lr, tol, max_iters)
+    print("GP limit accuracy: " + ", ".join(f"{k} {v:.3f}" for k, v in res['gp'].items()))
+    res['config'] = dict(P=P, P_test=P_test, T=T, N0_feat=N0_feat, tau=tau, beta=beta, sigma_par=sigma_par,
+                         sigma_perp=sigma_perp, seed=seed, lr=lr, tol=tol, max_iters=max_iters)
+    os.makedirs(out_dir, exist_ok=True)
+    save_json(res, os.path.join(out_dir, 'results.json'))
+    plot_hmc(res, out_dir, nuts_point(os.path.join(out_dir, 'nuts.json'), net))
+    print_hmc(res)
+    print(f"results and figures in {out_dir}/")
+    return res
+
+
+def nuts(out_dir='out/paths',         # nuts.json and paths_nuts_U.png go here (`hmc` plots the point from it)
+         seed=0,                      # data, random heads and the sampler
+         P=100,                       # training examples (half per class)
+         P_test=1000,                 # test examples
+         T=30,                        # chain length (tokens, BOS excluded)
+         N0_feat=200,                 # feature dimension
+         tau=0.01,                    # Gibbs temperature
+         beta=10.0,                   # softmax hardness of every designed head
+         sigma_par=1.0,               # noise in the plane of v_+, v_-
+         sigma_perp=1.0,              # noise off that plane
+         two_paths=False,             # sample the good+denoise network instead of all four paths
+         N=10,                        # width of the sampled network
+         warmup=200,                  # NUTS warm-up steps
+         samples=400,                 # NUTS samples (one chain)
+         max_tree_depth=8,            # NUTS tree depth limit
+         lr=0.1,                      # Adam learning rate of the theory's minimisation
+         tol=1e-5,                    # its stopping gradient
+         max_iters=20000):            # its most steps
+    """App. F of paper 3: NUTS samples of the HMC network's weights at width N against the theory (needs pyro-ppl)."""
+    require(N >= 1 and warmup >= 0 and samples >= 1, f"need N, samples >= 1, warmup >= 0, got {N}, {samples}, {warmup}")
+    require(P >= 2 and P_test >= 1 and tau > 0, f"need P >= 2, P_test >= 1, tau > 0, got {P}, {P_test}, {tau}")
+    if importlib.util.find_spec('pyro') is None:
+        fail("bayes_paths.py nuts needs pyro-ppl (pip install pyro-ppl), an optional dependency")
+    net = 'good+denoise' if two_paths else 'all'
+    d = hmc_setup(P, P_test, seed, T, N0_feat, sigma_par, sigma_perp, beta)
+    res = nuts_check(d, net, N, tau, warmup, samples, max_tree_depth, seed, lr, tol, max_iters)
+    os.makedirs(out_dir, exist_ok=True)
+    save_json(res, os.path.join(out_dir, 'nuts.json'))
+    plot_U_grid({'theory': res['U_theory'], 'NUTS': res['U_sampled']}, res['paths'],
+                os.path.join(out_dir, 'paths_nuts_U.png'), f'U at N={N}: theory vs sampled')
+    print_nuts(res)
+    return res
+
+
+def oneshot(out_dir='out/paths',      # oneshot.json and PNGs go here
+            seed=0,                   # model init and episodes
+            device='cpu',             # the gradient-descent model's device; the theory runs in float64 on the CPU
+            data_dir='data',          # holds omniglot/images_{background,evaluation}.npz, mnist/ and fashion-mnist/
+                                      # (t10k idx .gz files)
+            n_embd=512,               # N of the gradient-descent model
+            qk_dim=128,               # G, the query-key dimension
+            heads=4,                  # H, heads per layer
+            layers=2,                 # L, attention layers
+            gd_steps=4000,            # Adam steps of the gradient-descent model (paper: 41,250)
+            gd_batch=128,             # fresh training episodes per step
+            gd_lr=1e-3,               # Adam learning rate (paper: 3e-4)
+            eval_every=250,           # steps between validation checks; the best checkpoint is kept
+            n_eval=1000,              # episodes per validation and test set
+            P=300,                    # training episodes of the theory (paper: 600)
+            widths=(10, 30, 100, 300, 1000),     # the N of the theory
+            taus=(0.05, 0.1, 0.25, 0.5, 1.0),    # temperatures tried for each N, chosen on validation episodes
+            lr=0.1,                   # Adam learning rate of the theory's minimisation
+            tol=1e-5,                 # its stopping gradient
+            max_iters=20000):         # its most steps
+    """Fig. 3 of paper 3 (§4.2, App. H): GD model on Omniglot, theory on its Q/K over N, ID/OOD accuracy, pruning."""
+    require(heads >= 1 and layers >= 1, f"need heads, layers >= 1, got {heads}, {layers}")
+    require(min(n_embd, qk_dim, gd_steps, gd_batch, eval_every, n_eval) >= 1,
+            "n_embd, qk_dim, gd_steps, gd_batch, eval_every and n_eval must be at least 1")
+    require(P >= 2, f"P must be at least 2, got {P}")
+    require(len(widths) > 0 and min(widths) >= 1, f"widths must be positive, got {widths}")
+    require(len(taus) > 0 and min(taus) > 0, f"taus must be positive, got {taus}")
+    dev = checked_device(device)
+    try:
+        data = oneshot_data(data_dir, n_eval, seed)
+    except FileNotFoundError as e:
+        fail(f"missing data file {e.filename} (data_dir={data_dir} must hold {', '.join(ONESHOT_FILES)})")
+    shape = (heads,) * layers
+    print(f"one-shot: GD model N={n_embd}, G={qk_dim}, heads={shape}, N0={data['train'][0].shape[-1]}, T=48, "
+          f"{gd_steps} steps × batch {gd_batch}, Adam {gd_lr}")
+    model, seconds = train_gd_model(data['train'], data['sets']['val'], shape, n_embd, qk_dim, gd_steps, gd_batch,
+                                    gd_lr, eval_every, seed, dev)
+    gd = {k: gd_accuracy(model, *data['sets'][k]) for k in ('val',) + ONESHOT_SETS}
+    print("GD model (best val checkpoint): " + ", ".join(f"{k} {v:.3f}" for k, v in gd.items()))
+    theory, U = oneshot_theory(model, data['train'], data['sets'], P, widths, taus, seed, lr, tol, max_iters)
+    U_gd = order_parameter_from_weights(model.a.detach().cpu().double(), [V.detach().cpu().double() for V in model.Vs])
+    scores, scores_gd = head_scores(U, shape), head_scores(U_gd, shape)     # Fig. 3e/f: theory's U at the smallest N
+    order, curve, drop = prune_heads(model, data['sets'], scores)
+    res = dict(gd=gd, gd_train_seconds=seconds, theory={str(k): v for k, v in theory.items()},
+               U_theory_N=min(widths), U_theory=U.tolist(), U_gd=U_gd.tolist(),
+               head_scores={head_label(*lh): scores[lh] for lh in drop},
+               head_scores_gd={head_label(*lh): scores_gd[lh] for lh in drop},
+               prune_drop={head_label(*lh): v for lh, v in drop.items()},
+               prune_order=[head_label(*lh) for lh in order], prune_curve=curve,
+               config=dict(n_embd=n_embd, qk_dim=qk_dim, heads=shape, gd_steps=gd_steps, gd_batch=gd_batch,
+                           gd_lr=gd_lr, P=P, n_eval=n_eval, widths=widths, taus=taus, seed=seed))
+    os.makedirs(out_dir, exist_ok=True)
+    save_json(res, os.path.join(out_dir, 'oneshot.json'))
+    plot_oneshot(res, out_dir)
+    print_oneshot(res)
+    print(f"results and figures in {out_dir}/")
+    return res
 
 
 if __name__ == '__main__':
-    commands = {'hmc': run_hmc, 'nuts': run_nuts, 'oneshot': run_oneshot}
-    if len(sys.argv) < 2 or sys.argv[1] not in commands:
-        sys.exit(f"usage: python bayes_paths.py {{{','.join(commands)}}} [config.py] [--key=value ...]")
-    parse_args(sys.argv[2:])
-    torch.manual_seed(seed)
-    try:
-        commands[sys.argv[1]]()
-    except FileNotFoundError as e:
-        sys.exit(f"file not found: {e}")
+    run_command(dict(hmc=hmc, nuts=nuts, oneshot=oneshot), doc=__doc__)

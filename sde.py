@@ -1,13 +1,14 @@
 """
 MixiT's covariance SDE (paper 1, Theorem 2.1 and App. A), and three checks against finite networks.
 
-The non-causal MixiT recursion at initialisation, width n, sequence length m (SPEC §5):
+The non-causal MixiT recursion at initialisation, width n, sequence length m (paper 1, eq. 2.3 in the form
+of App. A, eq. A.4; eq. 2.3's printed variance of W is read as in docs/deviations.md):
 
     h_{l+1} = W^V_l h_l (I_m + (W_l - Wbar_l) / sqrt(n m)),   W^V ~ N(0, 1/n) (n x n),  W ~ N(0, 1) (m x m)
 
 with Wbar_l the column means of W_l repeated down each column (so every column of the mixing matrix sums
 to 1). The token covariance Phi_l = h_l^T h_l / n (m x m) is a Markov chain. As n, d -> inf with
-d/n -> tau_bar, its upper triangle (a vector of p = m(m+1)/2 entries) follows
+d/n -> tau_bar, its upper triangle (a vector of p = m(m+1)/2 entries) follows (eqs. A.1-A.2)
 
     dPhi = (Tr Phi/m - M(Phi)) I_m dtau + [Sigma_V(Phi) + Sigma_M(Phi)]^{1/2} dB,    M(Phi) = mean of Phi
 
@@ -15,20 +16,20 @@ d/n -> tau_bar, its upper triangle (a vector of p = m(m+1)/2 entries) follows
     Sigma_M[ab,gd] = d_ag C(Phi_.b, Phi_.d) + d_ad C(Phi_.b, Phi_.g) + d_bg C(Phi_.d, Phi_.a) + d_bd C(Phi_.a, Phi_.g)
     C(u, v) = <u, v>/m - mean(u) mean(v)                       (Phi_.b is column b of Phi)
 
-The drift acts on the diagonal only; it is zero when all entries of Phi are equal (perfectly correlated,
-equal-norm tokens) and positive otherwise, which keeps the tokens from collapsing onto one direction.
+The drift acts on the diagonal only (eq. A.7 prints I_n; the m x m identity is meant: see docs/deviations.md);
+it is zero when all entries of Phi are equal (perfectly correlated, equal-norm tokens) and positive otherwise,
+which keeps the tokens from collapsing onto one direction.
 
-    python sde.py check [--key=value ...]
+    python sde.py check [--key=value ...]        # python sde.py check --help lists the keys
 
-runs SPEC §5's checks: (a) one layer from a given Phi, Monte Carlo mean of n*dPhi against the drift,
-and covariance of sqrt(n)*dPhi (= covariance of n*dPhi, over n) against Sigma_V + Sigma_M, as z-scores;
-(b) the law of the token correlation, of Tr Phi/m and of log(lambda_min/Tr Phi) at depth d = tau_bar*n
-from the width-n chain against Euler paths of the SDE, with a Kolmogorov-Smirnov distance that should
-shrink as n grows; (c) token correlation against depth for attention-only stacks with standard softmax
-attention versus MixiT (rank collapse for one, not the other). Results go to
-out_dir/results.json and PNGs; a table is printed last; the exit status is 1 when a check fails.
+runs three checks of Theorem 2.1: (a) one layer from a given Phi, Monte Carlo mean of n*dPhi against the
+drift, and covariance of sqrt(n)*dPhi (= covariance of n*dPhi, over n) against Sigma_V + Sigma_M, as
+z-scores; (b) the law of the token correlation, of Tr Phi/m and of log(lambda_min/Tr Phi) at depth
+d = tau_bar*n from the width-n chain against Euler paths of the SDE, with a Kolmogorov-Smirnov distance that
+should shrink as n grows; (c) token correlation against depth for attention-only stacks with standard
+softmax attention versus MixiT (rank collapse for one, not the other). Results go to out_dir/results.json
+and PNGs; a table is printed last; the exit status is 1 when a check fails.
 """
-import ast
 import json
 import math
 import os
@@ -38,31 +39,8 @@ import time
 import torch
 from tqdm import tqdm
 
-# -----------------------------------------------------------------------------
-# defaults, overridable as --key=value
-checks = 'abc'           # which checks to run
-seed = 1337
-out_dir = 'out/sde'
-num_threads = 1          # torch threads: the work is batches of tiny matrices, where more threads only cost
-z_max = 4.0              # check (a) fails when any |z| reaches this
-# check (a): one layer from PHI0. E[n dPhi] = drift exactly at every width, and its Monte Carlo error grows
-# like sqrt(n), so the mean is checked at a small width; Cov[sqrt(n) dPhi] = Sigma_V + Sigma_M + O(1/n), so
-# the covariance is checked at a large one.
-n_drift = 16
-n_onestep = 1024
-samples_onestep = 50_000
-# check (b): finite chain vs SDE at depth d = tau_bar * n
-widths = (32, 128, 512)
-taus = (0.5, 1.0)
-draws = 30_000           # independent networks per width, and SDE paths
-sde_scheme = 'sqrt'      # 'sqrt' (square-root Euler, PSD by construction) or 'em' (literal, eigenvalue clipping)
-sde_steps = 1024         # Euler steps per unit of tau
-ks_alpha = 0.001         # the widest n must match the SDE at this two-sample KS level
-# check (c): rank collapse, attention-only stacks from i.i.d. Gaussian tokens
-n_collapse = 64
-m_collapse = 8
-depth_collapse = 128
-draws_collapse = 32
+from configurator import fail, run_command
+
 # -----------------------------------------------------------------------------
 
 # The "given Phi" of checks (a) and (b): m = 4 tokens, unequal norms, unequal positive correlations.
@@ -95,10 +73,11 @@ def unvec(phi):
     return Phi
 
 # -----------------------------------------------------------------------------
-# the SDE's coefficients (paper 1, eq. A.1-A.2; SPEC §5)
+# the SDE's coefficients (paper 1, eqs. A.1-A.2)
 
 def drift(phi):
-    """Drift (Tr Phi/m - M(Phi)) I_m of eq. A.1, per unit tau, on the upper triangle.
+    """Drift (Tr Phi/m - M(Phi)) I_m of eq. A.1, per unit tau, on the upper triangle (eq. A.7 prints I_n for
+    the m x m identity: see docs/deviations.md).
     phi: (..., p) -> (..., p); nonzero on the diagonal entries only. The expected change of Phi in one
     layer of width n is drift/n (exactly: eq. A.6, and W^V leaves the mean unchanged)."""
     Phi = unvec(phi)
@@ -137,7 +116,8 @@ def _mm(X, Y):
     return torch.einsum('...ij,...jk->...ik', X, Y)
 
 def mixing(W, n):
-    """MixiT's non-causal mixing matrix I_m + (W - Wbar)/sqrt(n m) (eq. 2.3 as in App. A, eq. A.4).
+    """MixiT's non-causal mixing matrix I_m + (W - Wbar)/sqrt(n m) (paper 1, eq. 2.3 as in App. A, eq. A.4;
+    eq. 2.3 prints the variance of W as 1/sqrt(n m), eq. A.4 scales N(0, 1) by 1/sqrt(n m): see docs/deviations.md).
     W: (..., m, m) standard normal -> (..., m, m), each column summing to 1."""
     m = W.shape[-1]
     return torch.eye(m, dtype=W.dtype) + (W - W.mean(-2, keepdim=True)) / math.sqrt(n * m)
@@ -159,7 +139,7 @@ def bartlett(n, m, shape, dtype=torch.float64):
     return (T + torch.diag_embed(chi2.sqrt())) / math.sqrt(n)
 
 def mixit_chain(Phi0, n, depth, draws, record, seed=0, progress=False):
-    """Phi_l of the width-n non-causal MixiT network (SPEC §5) at the layers in `record`, for `draws`
+    """Phi_l of the width-n non-causal MixiT network (paper 1, eq. 2.3) at the layers in `record`, for `draws`
     independent networks started from h_0 with h_0^T h_0 / n = Phi0.
 
     Exact in law at O(m^3) per layer, whatever n: write h = Q R (Q: n x m orthonormal). W^V Q has
@@ -359,139 +339,124 @@ def collapse_curves(n, m, depth, draws, seed=0, progress=False):
     return curves
 
 # -----------------------------------------------------------------------------
-# command line: python sde.py check [--key=value ...]
+# the three checks: each computes, prints its lines and returns a JSON-ready summary and its table rows
+# (check, quantity, observed, criterion, passed)
 
-def parse_flags(argv, defaults):
-    """--key=value flags over a dict of defaults; the value is a Python literal (or a plain string) and
-    must have the default's type (an int is accepted for a float). Raises SystemExit with a one-line
-    message on an unknown key, a malformed flag or a wrong type."""
-    out = dict(defaults)
-    for arg in argv:
-        if not arg.startswith('--') or '=' not in arg:
-            raise SystemExit(f"sde.py: expected --key=value, got {arg!r}")
-        key, val = arg[2:].split('=', 1)
-        if key not in defaults:
-            raise SystemExit(f"sde.py: unknown flag --{key} (known: {', '.join(defaults)})")
-        d = defaults[key]
-        try:
-            v = val if isinstance(d, str) else ast.literal_eval(val)   # a string flag stays a string
-        except (ValueError, SyntaxError):
-            v = val
-        if isinstance(d, float) and isinstance(v, int) and not isinstance(v, bool):
-            v = float(v)
-        if isinstance(d, tuple) and isinstance(v, (int, float)):
-            v = (v,)
-        if type(v) is not type(d):
-            raise SystemExit(f"sde.py: --{key} wants a {type(d).__name__}, got {val!r}")
-        out[key] = v
-    return out
-
-def check_a(cfg, res, rows):
+def check_a(n_drift, n_onestep, samples, z_max, seed=0):
+    """Check (a): one MixiT layer from PHI0, Monte Carlo over W^V and W (paper 1, eqs. A.6-A.12). The mean of
+    n dPhi against the drift at width n_drift (exact at every width, with Monte Carlo error growing like
+    sqrt(n)); the covariance of sqrt(n) dPhi against Sigma_V + Sigma_M at width n_onestep (O(1/n) corrections).
+    Passes when every |z| < z_max. -> (summary dict with passed, rows)."""
     t0 = time.time()
-    Phi, N, z_max = PHI0, cfg['samples_onestep'], cfg['z_max']
+    Phi = PHI0
     mu, Sigma = drift(vec(Phi)), Sigma_V(vec(Phi)) + Sigma_M(vec(Phi))
-    X_small = one_step_samples(Phi, cfg['n_drift'], N, seed=cfg['seed'])
-    z_mean, _, mean, _ = moment_zscores(X_small, mu, Sigma, cfg['n_drift'])
-    z_zero = moment_zscores(X_small, torch.zeros_like(mu), Sigma, cfg['n_drift'])[0]     # is the drift resolved?
-    X = one_step_samples(Phi, cfg['n_onestep'], N, seed=cfg['seed'] + 1)
-    z_mean_big, z_cov, mean_big, cov = moment_zscores(X, mu, Sigma, cfg['n_onestep'])
+    X_small = one_step_samples(Phi, n_drift, samples, seed=seed)
+    z_mean, _, mean, _ = moment_zscores(X_small, mu, Sigma, n_drift)
+    z_zero = moment_zscores(X_small, torch.zeros_like(mu), Sigma, n_drift)[0]     # is the drift resolved?
+    X = one_step_samples(Phi, n_onestep, samples, seed=seed + 1)
+    z_mean_big, z_cov, mean_big, cov = moment_zscores(X, mu, Sigma, n_onestep)
     diag = torch.tensor([a == b for a, b in zip(*torch.triu_indices(Phi.shape[0], Phi.shape[0]))])
     ok_mean, ok_cov = bool(z_mean.abs().max() < z_max), bool(z_cov.abs().max() < z_max)
-    res['a'] = dict(Phi=Phi.tolist(), samples=N, n_drift=cfg['n_drift'], n_cov=cfg['n_onestep'],
-                    drift=mu.tolist(), mc_mean=mean.tolist(), z_mean=z_mean.tolist(), z_mean_vs_zero=z_zero.tolist(),
-                    mc_mean_n_cov=mean_big.tolist(), z_mean_n_cov=z_mean_big.tolist(),
-                    Sigma=Sigma.tolist(), mc_cov=cov.tolist(), z_cov=z_cov.tolist(),
-                    max_abs_z_mean=float(z_mean.abs().max()), max_abs_z_cov=float(z_cov.abs().max()),
-                    passed=ok_mean and ok_cov, seconds=time.time() - t0)
-    print(f"(a) one layer from PHI0 (m={Phi.shape[0]}), {N} samples per width")
-    print(f"    drift                " + " ".join(f"{v:7.3f}" for v in mu))
-    print(f"    MC mean n dPhi, n={cfg['n_drift']:<4d}" + " ".join(f"{v:7.3f}" for v in mean))
-    print(f"    z vs drift           " + " ".join(f"{v:7.2f}" for v in z_mean))
-    print(f"    z vs 0               " + " ".join(f"{v:7.2f}" for v in z_zero))
-    print(f"    z vs drift, n={cfg['n_onestep']:<5d} " + " ".join(f"{v:7.2f}" for v in z_mean_big))
-    print(f"    Cov sqrt(n) dPhi vs Sigma_V + Sigma_M, n={cfg['n_onestep']}, {len(z_cov)} entries: "
+    summary = dict(Phi=Phi.tolist(), samples=samples, n_drift=n_drift, n_cov=n_onestep,
+                   drift=mu.tolist(), mc_mean=mean.tolist(), z_mean=z_mean.tolist(), z_mean_vs_zero=z_zero.tolist(),
+                   mc_mean_n_cov=mean_big.tolist(), z_mean_n_cov=z_mean_big.tolist(),
+                   Sigma=Sigma.tolist(), mc_cov=cov.tolist(), z_cov=z_cov.tolist(),
+                   max_abs_z_mean=float(z_mean.abs().max()), max_abs_z_cov=float(z_cov.abs().max()),
+                   passed=ok_mean and ok_cov, seconds=time.time() - t0)
+    print(f"(a) one layer from PHI0 (m={Phi.shape[0]}), {samples} samples per width")
+    print("    drift                " + " ".join(f"{v:7.3f}" for v in mu))
+    print(f"    MC mean n dPhi, n={n_drift:<4d}" + " ".join(f"{v:7.3f}" for v in mean))
+    print("    z vs drift           " + " ".join(f"{v:7.2f}" for v in z_mean))
+    print("    z vs 0               " + " ".join(f"{v:7.2f}" for v in z_zero))
+    print(f"    z vs drift, n={n_onestep:<5d} " + " ".join(f"{v:7.2f}" for v in z_mean_big))
+    print(f"    Cov sqrt(n) dPhi vs Sigma_V + Sigma_M, n={n_onestep}, {len(z_cov)} entries: "
           f"max |z| {z_cov.abs().max():.2f}, rms z {z_cov.pow(2).mean().sqrt():.2f}")
-    rows.append(('a', f"max|z| mean n*dPhi vs drift, n={cfg['n_drift']} ({len(z_mean)})",
-                 f'{z_mean.abs().max():.2f}', f'< {z_max:g}', ok_mean))
-    rows.append(('a', f"min|z| diagonal mean n*dPhi vs 0, n={cfg['n_drift']}",
-                 f'{z_zero[diag].abs().min():.2f}', '(drift resolved)', True))
-    rows.append(('a', f"max|z| cov sqrt(n)*dPhi vs Sigma_V+Sigma_M, n={cfg['n_onestep']} ({len(z_cov)})",
-                 f'{z_cov.abs().max():.2f}', f'< {z_max:g}', ok_cov))
-    return X_small, mu, Sigma, mean, cov, ok_mean and ok_cov
+    rows = [('a', f"max|z| mean n*dPhi vs drift, n={n_drift} ({len(z_mean)})",
+             f'{z_mean.abs().max():.2f}', f'< {z_max:g}', ok_mean),
+            ('a', f"min|z| diagonal mean n*dPhi vs 0, n={n_drift}",
+             f'{z_zero[diag].abs().min():.2f}', '(drift resolved)', True),
+            ('a', f"max|z| cov sqrt(n)*dPhi vs Sigma_V+Sigma_M, n={n_onestep} ({len(z_cov)})",
+             f'{z_cov.abs().max():.2f}', f'< {z_max:g}', ok_cov)]
+    return summary, rows
 
-# check (b)'s statistics of Phi: the two of SPEC §5, and the conditioning of Phi, which is where the
-# width-n chain differs most from its limit (the Wishart factor's log-det drift has O(1/n) corrections).
+# check (b)'s statistics of Phi: the token correlation and Tr Phi/m, and the conditioning of Phi, which is where
+# the width-n chain differs most from its limit (the Wishart factor's log-det drift has O(1/n) corrections).
 STATS = {'corr': lambda P: token_corr(P, 0, 1),
          'trace': lambda P: P.diagonal(dim1=-2, dim2=-1).mean(-1),
          'log_cond': lambda P: (torch.linalg.eigvalsh(P)[..., 0] / P.diagonal(dim1=-2, dim2=-1).sum(-1)).log()}
 STAT_LABELS = {'corr': 'Phi_12/sqrt(Phi_11 Phi_22)', 'trace': 'Tr Phi / m', 'log_cond': 'log(lambda_min / Tr Phi)'}
 
-def check_b(cfg, res, rows):
+def check_b(widths, taus, draws, scheme, steps_per_unit, ks_alpha, seed=0):
+    """Check (b): the law of each STATS statistic of Phi at depth tau*n of the width-n chain (mixit_chain) against
+    `draws` SDE paths (sde_paths) at time tau, for every n in widths and tau in taus (paper 1, Theorem 2.1).
+    Passes when at the widest n every KS distance is below the critical value at level ks_alpha and, where the
+    narrowest n is distinguishable, the distance shrinks. widths: each at least m = 4.
+    -> (summary dict with passed, rows, samples {'sde' or n: {tau: {stat: (draws,)}}})."""
     t0 = time.time()
-    taus, widths, N = list(cfg['taus']), sorted(cfg['widths']), cfg['draws']
-    sde, clipped = sde_paths(PHI0, max(taus), N, cfg['sde_steps'], record=taus, scheme=cfg['sde_scheme'],
-                             seed=cfg['seed'] + 1, progress=True)
+    taus, widths = list(taus), sorted(widths)
+    sde, clipped = sde_paths(PHI0, max(taus), draws, steps_per_unit, record=taus, scheme=scheme, seed=seed + 1,
+                             progress=True)
     samples = {'sde': {tau: {s: f(sde[k]) for s, f in STATS.items()} for k, tau in enumerate(taus)}}
     ks = {s: {tau: {} for tau in taus} for s in STATS}
     for n in widths:
         rec = [int(round(tau * n)) for tau in taus]
-        chain = mixit_chain(PHI0, n, max(rec), N, rec, seed=cfg['seed'] + 2 + n, progress=True)
+        chain = mixit_chain(PHI0, n, max(rec), draws, rec, seed=seed + 2 + n, progress=True)
         samples[n] = {tau: {s: f(chain[k]) for s, f in STATS.items()} for k, tau in enumerate(taus)}
         for s in STATS:
             for tau in taus:
                 ks[s][tau][n] = ks_2samp(samples[n][tau][s], samples['sde'][tau][s])
-    # Pass: at the widest n every statistic is indistinguishable from the SDE at level ks_alpha, and
-    # wherever the narrowest n is distinguishable (a resolvable finite-width effect), the distance shrinks.
-    crit = ks_critical(N, N, cfg['ks_alpha'])
-    ok = True
+    crit = ks_critical(draws, draws, ks_alpha)
+    ok, rows = True, []
     for s in STATS:
         for tau in taus:
             k = ks[s][tau]
-            matches = k[widths[-1]] < crit
-            resolved = k[widths[0]] >= crit
-            passed = matches and (not resolved or k[widths[-1]] < k[widths[0]])
+            resolved = k[widths[0]] >= crit                 # a finite-width effect the test can see
+            passed = k[widths[-1]] < crit and (not resolved or k[widths[-1]] < k[widths[0]])
             ok &= bool(passed)
             rows.append(('b', f'KS {s} tau={tau:g}, n=' + '/'.join(map(str, widths)),
                          '/'.join(f'{k[n]:.3f}' for n in widths),
                          f"last < {crit:.3f}{', shrinks' if resolved else ''}", passed))
-    res['b'] = dict(Phi0=PHI0.tolist(), widths=widths, taus=taus, draws=N, sde_scheme=cfg['sde_scheme'],
-                    sde_steps_per_unit=cfg['sde_steps'], sde_steps_clipped=clipped, ks_critical=crit,
-                    ks_alpha=cfg['ks_alpha'],
-                    ks={s: {str(tau): {str(n): v for n, v in ks[s][tau].items()} for tau in taus} for s in STATS},
-                    means={str(key): {str(tau): {s: float(v.mean()) for s, v in d.items()} for tau, d in val.items()}
-                           for key, val in samples.items()},
-                    passed=bool(ok), seconds=time.time() - t0)
-    print(f"(b) width-n chain vs SDE ({cfg['sde_scheme']} scheme, dtau=1/{cfg['sde_steps']}"
-          + (f", {clipped} steps clipped a path" if cfg['sde_scheme'] == 'em' else '')
-          + f"), {N} draws each, KS critical value at {cfg['ks_alpha']:g}: {crit:.4f}")
+    summary = dict(Phi0=PHI0.tolist(), widths=widths, taus=taus, draws=draws, sde_scheme=scheme,
+                   sde_steps_per_unit=steps_per_unit, sde_steps_clipped=clipped, ks_critical=crit, ks_alpha=ks_alpha,
+                   ks={s: {str(tau): {str(n): v for n, v in ks[s][tau].items()} for tau in taus} for s in STATS},
+                   means={str(key): {str(tau): {s: float(v.mean()) for s, v in d.items()} for tau, d in val.items()}
+                          for key, val in samples.items()},
+                   passed=bool(ok), seconds=time.time() - t0)
+    print(f"(b) width-n chain vs SDE ({scheme} scheme, dtau=1/{steps_per_unit}"
+          + (f", {clipped} steps clipped a path" if scheme == 'em' else '')
+          + f"), {draws} draws each, KS critical value at {ks_alpha:g}: {crit:.4f}")
     for s in STATS:
         for tau in taus:
             print(f"    KS {s:8s} tau={tau:g}: " + "  ".join(f"n={n}: {ks[s][tau][n]:.4f}" for n in widths))
-    return samples, ks, crit, ok
+    return summary, rows, samples
 
-def check_c(cfg, res, rows):
+def check_c(n, m, depth, draws, seed=0):
+    """Check (c): mean token correlation against depth for attention-only stacks (collapse_curves). Passes when
+    both softmax stacks end above 0.99 (rank collapse) and MixiT ends within 0.5 of 0.
+    -> (summary dict with passed, rows, curves {name: (depth+1, draws)})."""
     t0 = time.time()
-    curves = collapse_curves(cfg['n_collapse'], cfg['m_collapse'], cfg['depth_collapse'], cfg['draws_collapse'],
-                             seed=cfg['seed'] + 3, progress=True)
+    curves = collapse_curves(n, m, depth, draws, seed=seed + 3, progress=True)
     final = {name: float(c[-1].mean()) for name, c in curves.items()}
-    soft_ok = all(v > 0.99 for name, v in final.items() if name.startswith('softmax'))
-    mixit_ok = abs(final['MixiT']) < 0.5
-    L = cfg['depth_collapse']
-    for name, v in final.items():
-        crit = '> 0.99 (collapse)' if name.startswith('softmax') else '|.| < 0.5 (no collapse)'
-        rows.append(('c', f'mean token corr at layer {L}, {name}', f'{v:.3f}', crit,
-                     v > 0.99 if name.startswith('softmax') else abs(v) < 0.5))
-    res['c'] = dict(n=cfg['n_collapse'], m=cfg['m_collapse'], depth=L, draws=cfg['draws_collapse'],
-                    mean_corr={name: c.mean(1).tolist() for name, c in curves.items()}, final_mean_corr=final,
-                    passed=bool(soft_ok and mixit_ok), seconds=time.time() - t0)
-    print(f"(c) attention-only stacks, n={cfg['n_collapse']}, m={cfg['m_collapse']}, {L} layers: mean token "
-          "correlation at layers 0/1/4/16/" + str(L))
+    passes = {name: v > 0.99 if name.startswith('softmax') else abs(v) < 0.5 for name, v in final.items()}
+    rows = [('c', f'mean token corr at layer {depth}, {name}', f'{v:.3f}',
+             '> 0.99 (collapse)' if name.startswith('softmax') else '|.| < 0.5 (no collapse)', passes[name])
+            for name, v in final.items()]
+    summary = dict(n=n, m=m, depth=depth, draws=draws,
+                   mean_corr={name: c.mean(1).tolist() for name, c in curves.items()}, final_mean_corr=final,
+                   passed=all(passes.values()), seconds=time.time() - t0)
+    print(f"(c) attention-only stacks, n={n}, m={m}, {depth} layers: mean token correlation at layers 0/1/4/16/{depth}")
     for name, c in curves.items():
-        print(f"    {name:24s} " + " ".join(f"{c[l].mean():6.3f}" for l in (0, 1, 4, 16, L) if l <= L))
-    return curves, soft_ok and mixit_ok
+        print(f"    {name:24s} " + " ".join(f"{c[l].mean():6.3f}" for l in (0, 1, 4, 16, depth) if l <= depth))
+    return summary, rows, curves
 
-def plot_a(path, mu, mean, Sigma, cov, n_drift, n_cov, N):
+# -----------------------------------------------------------------------------
+# figures
+
+def plot_a(path, summary):
+    """Monte Carlo mean and covariance of one layer against drift and Sigma_V + Sigma_M (check_a's summary)."""
     import matplotlib.pyplot as plt
+    mu, mean = summary['drift'], summary['mc_mean']
+    Sigma, cov = torch.tensor(summary['Sigma']), torch.tensor(summary['mc_cov'])
     i, j = torch.triu_indices(len(mu), len(mu))
     fig, ax = plt.subplots(1, 2, figsize=(8, 3.6))
     ax[0].plot(mu, mean, 'o', ms=4)
@@ -501,34 +466,38 @@ def plot_a(path, mu, mean, Sigma, cov, n_drift, n_cov, N):
         a.plot([lo, hi], [lo, hi], 'k-', lw=0.7)
         a.set_ylabel(f'Monte Carlo {lab}')
     ax[0].set_xlabel('drift (Tr Phi/m - M(Phi)) I'); ax[1].set_xlabel('Sigma_V + Sigma_M')
-    ax[0].set_title(f'mean, n={n_drift}', fontsize=9); ax[1].set_title(f'covariance, n={n_cov}', fontsize=9)
-    fig.suptitle(f'(a) one MixiT layer from PHI0, {N} samples')
+    ax[0].set_title(f"mean, n={summary['n_drift']}", fontsize=9)
+    ax[1].set_title(f"covariance, n={summary['n_cov']}", fontsize=9)
+    fig.suptitle(f"(a) one MixiT layer from PHI0, {summary['samples']} samples")
     fig.tight_layout(); fig.savefig(path, dpi=90); plt.close(fig)
 
-def plot_b(path, samples, ks, widths, taus, crit, scheme):
+def plot_b(path, summary, samples):
+    """Histograms of each statistic, chain against SDE, and KS distance against width (check_b's outputs)."""
     import matplotlib.pyplot as plt
+    widths, taus, ks = summary['widths'], summary['taus'], summary['ks']
     stats = list(ks)
-    fig, ax = plt.subplots(len(stats), len(taus) + 1, figsize=(4 * (len(taus) + 1), 3.3 * len(stats)))
+    fig, ax = plt.subplots(len(stats), len(taus) + 1, figsize=(4 * (len(taus) + 1), 3.3 * len(stats)), squeeze=False)
     for r, s in enumerate(stats):
         for c, tau in enumerate(taus):
             a = ax[r, c]
             ref = samples['sde'][tau][s]
             lo, hi = ref.quantile(0.002).item(), ref.quantile(0.99).item()
             bins = torch.linspace(lo, hi, 60).numpy()
-            a.hist(ref.numpy(), bins, density=True, color='0.8', label=f'SDE ({scheme} scheme)')
+            a.hist(ref.numpy(), bins, density=True, color='0.8', label=f"SDE ({summary['sde_scheme']} scheme)")
             for n in widths:
                 a.hist(samples[n][tau][s].numpy(), bins, density=True, histtype='step', label=f'chain n={n}')
             a.set_title(f"{STAT_LABELS[s]}, tau={tau:g}", fontsize=9)
         a.legend(fontsize=7)
         a = ax[r, -1]
         for tau in taus:
-            a.loglog(widths, [ks[s][tau][n] for n in widths], 'o-', label=f'tau={tau:g}')
-        a.axhline(crit, color='k', ls=':', lw=0.8, label='KS 0.1% critical')
+            a.loglog(widths, [ks[s][str(tau)][str(n)] for n in widths], 'o-', label=f'tau={tau:g}')
+        a.axhline(summary['ks_critical'], color='k', ls=':', lw=0.8, label=f"KS {summary['ks_alpha']:g} critical")
         a.set_xticks(widths, [str(n) for n in widths]); a.minorticks_off()
         a.set_xlabel('width n'); a.set_title(f'KS distance to SDE, {s}', fontsize=9); a.legend(fontsize=7)
     fig.tight_layout(); fig.savefig(path, dpi=80); plt.close(fig)
 
 def plot_c(path, curves, n, m):
+    """Mean token correlation against layer, with its 10-90% band (check_c's curves)."""
     import matplotlib.pyplot as plt
     fig, a = plt.subplots(figsize=(5.5, 3.6))
     for name, c in curves.items():
@@ -539,43 +508,66 @@ def plot_c(path, curves, n, m):
     a.set_title(f'(c) attention-only stacks, n={n}, m={m}'); a.legend(fontsize=8)
     fig.tight_layout(); fig.savefig(path, dpi=90); plt.close(fig)
 
-def main(argv):
-    if not argv or argv[0] != 'check':
-        raise SystemExit("usage: python sde.py check [--key=value ...]")
-    defaults = {k: globals()[k] for k in ('checks', 'seed', 'out_dir', 'num_threads', 'z_max', 'n_drift', 'n_onestep', 'samples_onestep',
-                                          'widths', 'taus', 'draws', 'sde_scheme', 'sde_steps', 'ks_alpha', 'n_collapse',
-                                          'm_collapse', 'depth_collapse', 'draws_collapse')}
-    cfg = parse_flags(argv[1:], defaults)
-    if not set(cfg['checks']) & set('abc'):
-        raise SystemExit(f"sde.py: --checks must name some of a, b, c, got {cfg['checks']!r}")
-    torch.set_num_threads(cfg['num_threads'])
+# -----------------------------------------------------------------------------
+# command line: python sde.py check [--key=value ...]
+
+def check(checks='abc',               # which checks to run: some of a, b, c
+          seed=1337,                  # seeds every check's random numbers
+          out_dir='out/sde',          # results.json and PNGs go here
+          num_threads=1,              # torch threads: the work is batches of tiny matrices, where more only cost
+          z_max=4.0,                  # (a) fails when any |z| reaches this
+          n_drift=16,                 # (a) width for the mean of n dPhi (exact at every n, MC error grows like sqrt(n))
+          n_onestep=1024,             # (a) width for the covariance of sqrt(n) dPhi (O(1/n) corrections)
+          samples_onestep=50_000,     # (a) Monte Carlo layers per width
+          widths=(32, 128, 512),      # (b) widths n of the finite chain, each run to depth tau * n (at least m = 4)
+          taus=(0.5, 1.0),            # (b) SDE times tau compared
+          draws=30_000,               # (b) independent networks per width, and SDE paths
+          sde_scheme='sqrt',          # (b) 'sqrt' (square-root Euler, PSD by construction) or 'em' (literal, clipped)
+          sde_steps=1024,             # (b) Euler steps per unit of tau
+          ks_alpha=0.001,             # (b) the widest n must match the SDE at this two-sample KS level
+          n_collapse=64,              # (c) width of the attention-only stacks
+          m_collapse=8,               # (c) tokens
+          depth_collapse=128,         # (c) layers
+          draws_collapse=32):         # (c) networks per stack
+    """Paper 1, Theorem 2.1: (a) one layer's moments, (b) the chain's law against SDE paths, (c) rank collapse."""
+    config = dict(locals())           # the settings, saved with the results
+    m = PHI0.shape[0]
+    if not checks or set(checks) - set('abc'):
+        fail(f"checks must name some of a, b, c, got {checks!r}")
+    if sde_scheme not in ('sqrt', 'em'):
+        fail(f"sde_scheme must be 'sqrt' or 'em', got {sde_scheme!r}")
+    if min(num_threads, n_drift, n_onestep, sde_steps, n_collapse, m_collapse, depth_collapse, draws_collapse) < 1:
+        fail("num_threads, n_drift, n_onestep, sde_steps and the *_collapse settings must be at least 1")
+    if min(samples_onestep, draws) < 2:
+        fail(f"samples_onestep and draws must be at least 2, got {samples_onestep}, {draws}")
+    if not widths or min(widths) < m or not taus or min(taus) <= 0:
+        fail(f"widths must be at least m = {m} and taus positive, got widths={widths}, taus={taus}")
+    torch.set_num_threads(num_threads)
     import matplotlib
     matplotlib.use('Agg')
-    os.makedirs(cfg['out_dir'], exist_ok=True)
-    res, rows, ok = {'config': cfg}, [], True
-    if 'a' in cfg['checks']:
-        _, mu, Sigma, mean, cov, ok_a = check_a(cfg, res, rows)
-        plot_a(os.path.join(cfg['out_dir'], 'sde_onestep.png'), mu, mean, Sigma, cov, cfg['n_drift'],
-               cfg['n_onestep'], cfg['samples_onestep'])
-        ok &= ok_a
-    if 'b' in cfg['checks']:
-        samples, ks, crit, ok_b = check_b(cfg, res, rows)
-        plot_b(os.path.join(cfg['out_dir'], 'sde_paths.png'), samples, ks, sorted(cfg['widths']),
-               list(cfg['taus']), crit, cfg['sde_scheme'])
-        ok &= ok_b
-    if 'c' in cfg['checks']:
-        curves, ok_c = check_c(cfg, res, rows)
-        plot_c(os.path.join(cfg['out_dir'], 'sde_collapse.png'), curves, cfg['n_collapse'], cfg['m_collapse'])
-        ok &= ok_c
-    res['passed'] = bool(ok)
-    with open(os.path.join(cfg['out_dir'], 'results.json'), 'w') as f:
+    os.makedirs(out_dir, exist_ok=True)
+    res, rows = {'config': config}, []
+    if 'a' in checks:
+        res['a'], r = check_a(n_drift, n_onestep, samples_onestep, z_max, seed)
+        plot_a(os.path.join(out_dir, 'sde_onestep.png'), res['a'])
+        rows += r
+    if 'b' in checks:
+        res['b'], r, samples = check_b(widths, taus, draws, sde_scheme, sde_steps, ks_alpha, seed)
+        plot_b(os.path.join(out_dir, 'sde_paths.png'), res['b'], samples)
+        rows += r
+    if 'c' in checks:
+        res['c'], r, curves = check_c(n_collapse, m_collapse, depth_collapse, draws_collapse, seed)
+        plot_c(os.path.join(out_dir, 'sde_collapse.png'), curves, n_collapse, m_collapse)
+        rows += r
+    ok = res['passed'] = all(res[c]['passed'] for c in checks)
+    with open(os.path.join(out_dir, 'results.json'), 'w') as f:
         json.dump(res, f, indent=1)
     w = max(len(r[1]) for r in rows)
     print(f"\n{'':2s} {'quantity':{w}s} {'observed':>22s}  {'criterion':24s} pass")
     for c, q, v, crit, p in rows:
         print(f"{c:2s} {q:{w}s} {v:>22s}  {crit:24s} {'ok' if p else 'FAIL'}")
-    print(f"results and plots in {cfg['out_dir']}; {'all checks passed' if ok else 'SOME CHECK FAILED'}")
+    print(f"results and plots in {out_dir}; {'all checks passed' if ok else 'SOME CHECK FAILED'}")
     return 0 if ok else 1
 
 if __name__ == '__main__':
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(run_command(dict(check=check), doc=__doc__))

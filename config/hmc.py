@@ -8,5 +8,5 @@ tau = 0.01
 beta = 10.0
 sigma_par = 1.0
 sigma_perp = 1.0
-widths = '10,30,50,100,300,500,1000'
-out_dir = 'out-paths'
+widths = (10, 30, 50, 100, 300, 500, 1000)
+out_dir = 'out/paths'

@@ -1,14 +1,23 @@
 """Tests for bayes_paths.py (paper 3): the action's exact properties, the kernels, the predictor, the network's path
-decomposition, the HMC claims at reduced size, NUTS vs theory (if pyro is installed), and the one-shot data code on
-synthetic arrays. No network, no GPU, no ../shared data; well under a minute on 2 CPU cores."""
+decomposition, the HMC claims at reduced size, NUTS vs theory (if pyro is installed), the one-shot data code on
+synthetic arrays, the three commands end to end at tiny sizes, and the command line's errors and --help. No network,
+no GPU, no real data."""
 import gzip
+import inspect
+import json
 import math
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 import torch
 
 import bayes_paths as bp
+import configurator
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 torch.set_num_threads(1)
 D64 = torch.float64
@@ -158,12 +167,12 @@ def test_head_scores():
 # ---------------------------------------------------------------------------------------------- HMC claims
 
 @pytest.fixture(scope='module')
-def hmc():
+def hmc_small():
     return bp.hmc_setup(100, 500, seed=0)
 
 
-def test_hmc_gp_good_path_and_finite_width(hmc):
-    d = hmc
+def test_hmc_gp_good_path_and_finite_width(hmc_small):
+    d = hmc_small
     gp = {k: bp.gp_accuracy(d['xi_tr'][:, i], d['y_tr'], d['xi_te'][:, i], d['y_te'], 0.01)
           for k, (i, h) in d['nets'].items()}
     assert gp['good'] >= 0.90
@@ -262,3 +271,99 @@ def test_paths_net_pruning_equals_zeroing_the_head():
         f_pruned = net(x, bp.head_path_mask(heads, [(0, 1)]).double())
         assert torch.allclose(f_pruned, bp.network_output_layers(x, Omegas, net.V0, net.a, Vs, 'mean'), atol=1e-10)
         assert not torch.allclose(f_pruned, f)
+
+
+# ---------------------------------------------------------------------------------------------- the commands, tiny
+
+def write_oneshot_data(root, seed=0):
+    """A data_dir in the layout `oneshot` reads: random Omniglot arrays (6 background and 4 evaluation characters,
+    3 drawings each) and MNIST-format t10k files of 20 random images, 2 per class, for mnist/ and fashion-mnist/."""
+    rng = np.random.default_rng(seed)
+    os.makedirs(root / 'omniglot')
+    for name, n_chars in (('background', 6), ('evaluation', 4)):
+        np.savez(root / 'omniglot' / f'images_{name}.npz', images=rng.random((n_chars, 3, 105, 105)) < 0.9)
+    for folder in ('mnist', 'fashion-mnist'):
+        os.makedirs(root / folder)
+        header = (2051).to_bytes(4, 'big') + (20).to_bytes(4, 'big') + (28).to_bytes(4, 'big') * 2
+        with gzip.open(root / folder / 't10k-images-idx3-ubyte.gz', 'wb') as f:
+            f.write(header + rng.integers(0, 256, (20, 28, 28), dtype=np.uint8).tobytes())
+        with gzip.open(root / folder / 't10k-labels-idx1-ubyte.gz', 'wb') as f:
+            f.write((2049).to_bytes(4, 'big') + (20).to_bytes(4, 'big') + bytes(i % 10 for i in range(20)))
+
+
+@pytest.mark.parametrize('two_paths', [False, True])
+def test_hmc_command_tiny(tmp_path, two_paths):
+    res = bp.hmc(out_dir=str(tmp_path), P=20, P_test=40, T=6, N0_feat=10, widths=(3, 10), two_paths=two_paths,
+                 max_iters=300)
+    paths = ['good', 'denoise'] if two_paths else bp.HMC_PATHS
+    assert res['paths'] == paths and set(res['fw']) == {3, 10}
+    assert np.array(res['U'][3]).shape == (len(paths), len(paths))
+    assert all(len(v) == 20 for v in res['alignment'].values())        # at most P kernel PCs
+    saved = json.loads((tmp_path / 'results.json').read_text())
+    assert saved['fw']['3'] == res['fw'][3] and saved['config']['P'] == 20
+    tag = '_2paths' if two_paths else ''
+    for name in ('accuracy', 'U', 'alignment'):
+        assert (tmp_path / f'paths_hmc_{name}{tag}.png').exists()
+
+
+def test_oneshot_command_tiny(tmp_path):
+    write_oneshot_data(tmp_path / 'data')
+    res = bp.oneshot(out_dir=str(tmp_path / 'out'), data_dir=str(tmp_path / 'data'), n_embd=8, qk_dim=4, heads=2,
+                     layers=2, gd_steps=3, gd_batch=4, eval_every=2, n_eval=20, P=10, widths=(10, 30),
+                     taus=(0.5, 1.0), max_iters=50)
+    assert set(res['theory']) == {'GP', '10', '30'}
+    assert all(res['theory'][k]['tau'] in (0.5, 1.0) for k in res['theory'])
+    assert np.array(res['U_theory']).shape == (4, 4) and res['U_theory_N'] == 10
+    assert sorted(res['head_scores']) == ['1.1', '1.2', '2.1', '2.2'] and max(res['head_scores'].values()) == 1
+    curve = res['prune_curve']
+    assert len(curve) == 5 and all(curve[0][k] == res['gd'][k] for k in bp.ONESHOT_SETS)   # curve[0]: unpruned
+    assert all(curve[-1][k] == 0 for k in bp.ONESHOT_SETS)        # every head pruned: f = 0, whose sign is no label
+    assert res['prune_order'] == sorted(res['head_scores'], key=res['head_scores'].get)
+    assert json.loads((tmp_path / 'out' / 'oneshot.json').read_text())['prune_order'] == res['prune_order']
+    for name in ('accuracy', 'U', 'pruning'):
+        assert (tmp_path / 'out' / f'paths_oneshot_{name}.png').exists()
+
+
+# ---------------------------------------------------------------------------------------------- command line
+
+def run_script(*args):
+    return subprocess.run([sys.executable, 'bayes_paths.py', *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+
+
+def assert_one_line_error(p, *words):
+    assert p.returncode == 2 and 'Traceback' not in p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith('error: ')
+    for w in words:
+        assert w in lines[0]
+
+
+@pytest.mark.parametrize('flag,key', [('--widths=a,b', 'widths'), ('--widths=10,x', 'widths'), ('--tau=abc', 'tau'),
+                                      ('--tau=0', 'tau')])
+def test_hmc_bad_flags(flag, key):
+    assert_one_line_error(run_script('hmc', flag), key)
+
+
+def test_oneshot_missing_data_names_the_file(tmp_path):
+    assert_one_line_error(run_script('oneshot', '--data_dir=/nonexistent'),
+                          '/nonexistent/omniglot/images_background.npz')
+    write_oneshot_data(tmp_path)
+    os.remove(tmp_path / 'fashion-mnist' / 't10k-labels-idx1-ubyte.gz')
+    assert_one_line_error(run_script('oneshot', f'--data_dir={tmp_path}'),
+                          str(tmp_path / 'fashion-mnist' / 't10k-labels-idx1-ubyte.gz'))
+
+
+@pytest.mark.parametrize('command,path', [('hmc', 'config/hmc.py'), ('oneshot', 'config/oneshot_paper.py')])
+def test_config_files_set_only_their_commands_keys(command, path):
+    keys = {k: p.default for k, p in inspect.signature(getattr(bp, command)).parameters.items()}
+    configurator.apply_file(keys, {}, os.path.join(ROOT, path))      # ConfigError on an unknown key or a wrong type
+    assert isinstance(keys['widths'], tuple) and all(isinstance(n, int) for n in keys['widths'])
+
+
+@pytest.mark.parametrize('command', ['hmc', 'nuts', 'oneshot'])
+def test_help_lists_every_key(command):
+    p = run_script(command, '--help')
+    assert p.returncode == 0
+    for key in inspect.signature(getattr(bp, command)).parameters:
+        assert f'--{key}=' in p.stdout

@@ -1,19 +1,23 @@
 """Tests for sde.py: MixiT's covariance SDE (paper 1, Theorem 2.1) against its definition and against
-finite networks. The whole file runs in seconds on CPU."""
+finite networks, the `check` command at tiny sizes, and its command line. The whole file runs in seconds on CPU."""
+import inspect
+import json
 import math
 import os
+import subprocess
 import sys
 
 import pytest
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..'))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
 import sde  # noqa: E402
 
 
 @pytest.fixture(autouse=True, scope='module')
 def one_thread():
-    # batches of tiny matrices: intra-op threads only add overhead, and a lot of it on a loaded machine
+    # batches of tiny matrices: intra-op threads only add overhead, and a lot of it on a busy CPU
     n = torch.get_num_threads()
     torch.set_num_threads(1)
     yield
@@ -22,12 +26,13 @@ def one_thread():
 
 def random_Phi(B, m, seed):
     g = torch.Generator().manual_seed(seed)
-    h = torch.randn(B, 3 * m, m, generator=g, dtype=torch.float64) * torch.rand(B, 1, m, generator=g, dtype=torch.float64)
+    scale = torch.rand(B, 1, m, generator=g, dtype=torch.float64)
+    h = torch.randn(B, 3 * m, m, generator=g, dtype=torch.float64) * scale
     return h.mT @ h / (3 * m)
 
 
 def Sigma_naive(Phi):
-    """SPEC §5's Sigma_V + Sigma_M written entry by entry with Kronecker deltas, for one (m, m) Phi."""
+    """Sigma_V + Sigma_M of paper 1, eqs. A.1-A.2, written entry by entry with Kronecker deltas, for one (m, m) Phi."""
     m = Phi.shape[0]
     pairs = [(a, b) for a in range(m) for b in range(a, m)]
     d = lambda i, j: float(i == j)
@@ -79,7 +84,7 @@ def test_drift_positive_when_tokens_not_perfectly_correlated():
     assert torch.allclose(D[:, 0], tr_m - M, atol=1e-12)
 
 
-def test_Sigma_matches_the_spec_entry_by_entry():
+def test_Sigma_matches_the_paper_entry_by_entry():
     for seed, m in ((3, 2), (4, 3), (5, 4)):
         Phi = random_Phi(1, m, seed)[0]
         S = sde.Sigma_V(sde.vec(Phi)) + sde.Sigma_M(sde.vec(Phi))
@@ -188,12 +193,33 @@ def test_rank_collapse_softmax_not_mixit():
     assert abs(finals['MixiT']) < 0.5
 
 
-def test_flags():
-    d = {'lr': 0.1, 'n': 3, 'name': 'x', 'widths': (1, 2)}
-    assert sde.parse_flags(['--lr=1', '--name=a=b', '--widths=(4,5)'], d) == {'lr': 1.0, 'n': 3, 'name': 'a=b',
-                                                                          'widths': (4, 5)}
-    assert sde.parse_flags(['--name=123', '--widths=7'], d)['name'] == '123'
-    with pytest.raises(SystemExit, match='unknown flag --foo'):
-        sde.parse_flags(['--foo=1'], d)
-    with pytest.raises(SystemExit, match='wants a int'):
-        sde.parse_flags(['--n=1.5'], d)
+def test_check_command_tiny(tmp_path):
+    """All three checks at tiny sizes: (a) and (c) pass there; (b)'s verdict is the exit status's."""
+    status = sde.check(out_dir=str(tmp_path), samples_onestep=5000, n_onestep=128, widths=(8, 16), taus=(0.5,),
+                       draws=2000, sde_steps=64, n_collapse=32, m_collapse=4, depth_collapse=32, draws_collapse=8)
+    res = json.loads((tmp_path / 'results.json').read_text())
+    assert res['a']['passed'] and res['c']['passed']
+    assert set(res['b']['ks']) == set(sde.STATS) and res['b']['widths'] == [8, 16]
+    assert status == (0 if res['passed'] else 1) and res['passed'] == res['b']['passed']
+    assert res['config']['draws'] == 2000 and res['config']['widths'] == [8, 16]
+    for name in ('onestep', 'paths', 'collapse'):
+        assert (tmp_path / f'sde_{name}.png').exists()
+
+
+def run_script(*args):
+    return subprocess.run([sys.executable, 'sde.py', *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize('flag', ['--samples_onestep=x', '--checks=xyz', '--widths=2,8'])
+def test_bad_flags_exit_2_with_one_line(flag):
+    p = run_script('check', flag)
+    assert p.returncode == 2 and 'Traceback' not in p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith('error: ') and flag[2:].split('=')[0] in lines[0]
+
+
+def test_help_lists_every_key():
+    p = run_script('check', '--help')
+    assert p.returncode == 0
+    for key in inspect.signature(sde.check).parameters:
+        assert f'--{key}=' in p.stdout

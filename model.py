@@ -16,13 +16,15 @@ import torch.nn.functional as F
 
 # The base block's flags, and each variant's changes to them: the one place that defines a variant.
 BASE = dict(attn='softmax', rope=True, pos_emb=False, score_scale=True, attn_out_proj=True, mlp=True, residual=True,
-            norm='rms', init='normal', freeze_qk=False, freeze_mlp=False, freeze_attn=False, freeze_norm=False)
+            norm='rms', init='normal', mixit_block='plain',
+            freeze_qk=False, freeze_mlp=False, freeze_attn=False, freeze_norm=False)
 FROZEN = dict(freeze_attn=True, freeze_mlp=True, freeze_norm=True)     # every block weight fixed at init
 VARIANTS = {
     'standard':   dict(),                                              # everything trained
     'frozen_qk':  dict(freeze_qk=True),                                # W_Q, W_K of every layer fixed at init
     'frozen_mlp': dict(freeze_mlp=True),                               # W_G, W_U, W_D of every layer fixed at init
-    'mixit':      dict(attn='mixit', rope=False, pos_emb=True),        # static random mixing A (paper 1, eq. 2.3)
+    'mixit':      dict(attn='mixit', rope=False, pos_emb=True,         # static random mixing A (paper 1, eq. 2.3)
+                       mixit_block='code'),                            # in the authors' block (see Block)
     'random':     dict(rope=False, pos_emb=True, **FROZEN),            # only embeddings and head trained
     'universal':  dict(rope=False, score_scale=False, attn_out_proj=False, mlp=False, residual=False,
                        norm='none', init='uniform', **FROZEN),         # paper 2, §2: only E (wte), U (lm_head)
@@ -46,7 +48,10 @@ class GPTConfig:
     score_scale: bool | None = None      # divide scores by sqrt(head_dim)
     attn_out_proj: bool | None = None    # False: each head's value is n_embd wide, heads summed, no W_O (paper 2)
     mixit_scale: str = 'code'            # 'code': sigma_h drawn as the authors' code; 'paper': 1/sqrt(n m)
-    mixit_sink_head: bool = True         # head 0 of every layer = 0.5 I + 0.5 e_1 (authors' code)
+    mixit_sink_head: bool = True         # head 0 of every layer attends to itself and token 1 (authors' code)
+    mixit_block: str | None = None       # 'code': the authors' MixiT block (Block); 'plain': the base block
+    skip_scaling: float = 0.5 ** 0.5     # mixit_block='code': h <- s h + sqrt(1 - s^2) f(h)
+    base_width: int = 512                # mixit_block='code': linear outputs times sqrt(base_width / fan_in)
     mixit_seed: int = 0                  # the mixing matrices are regenerated from this seed, not checkpointed
     # block
     mlp: bool | None = None
@@ -75,6 +80,10 @@ class GPTConfig:
             raise ValueError(f"init must be 'normal' or 'uniform', got {self.init!r}")
         if not self.qk_init_std > 0:
             raise ValueError(f"qk_init_std must be positive, got {self.qk_init_std}")
+        if self.mixit_block not in ('code', 'plain'):
+            raise ValueError(f"mixit_block must be 'code' or 'plain', got {self.mixit_block!r}")
+        if not 0 < self.skip_scaling <= 1:
+            raise ValueError(f"skip_scaling must be in (0, 1], got {self.skip_scaling}")
         if self.mixit_scale not in ('code', 'paper'):
             raise ValueError(f"mixit_scale must be 'code' or 'paper', got {self.mixit_scale!r}")
         if self.n_embd % self.n_head and not self.head_dim:
@@ -119,8 +128,9 @@ def mixit_matrices(config, layer):
     code, docs/deviations.md#mixit-mixing-matrices).
 
     A_h = tril(I + sigma_h (tril(M_h) - c_h)),  M_h ~ N(0, 1) of size m x m, c_i = mean_{j<=i} M_ij,
-    so every row sums to 1 and position i mixes only positions <= i. Head 0 is the sink head
-    0.5 I + 0.5 e_1 when config.mixit_sink_head. Returns (n_head, m, m), float32, drawn from
+    so every row sums to 1 and position i mixes only positions <= i. With config.mixit_sink_head, head 0 is a
+    sink: 0.5 I with column 0 set to 0.5 in the authors' block (entry (0, 0) is 0.5, so row 0 sums to 0.5),
+    0.5 I + 0.5 e_1 in the plain block (every row sums to 1). Returns (n_head, m, m), float32, drawn from
     config.mixit_seed and the layer index so that the model is reproducible from its config alone.
     """
     m, H = config.block_size, config.n_head
@@ -137,8 +147,16 @@ def mixit_matrices(config, layer):
     A = (torch.eye(m) + sigma * (M - c)).tril()
     if config.mixit_sink_head:
         A[0] = 0.5 * torch.eye(m)
-        A[0, :, 0] += 0.5
+        if config.mixit_block == 'code':
+            A[0, :, 0] = 0.5
+        else:
+            A[0, :, 0] += 0.5
     return A
+
+
+def width_scale(config, base):
+    """sqrt(base / n_embd) in the authors' MixiT block (mixit_block='code'), else 1."""
+    return math.sqrt(base / config.n_embd) if config.mixit_block == 'code' else 1.0
 
 
 class Attention(nn.Module):
@@ -155,20 +173,23 @@ class Attention(nn.Module):
         self.c_v = nn.Linear(config.n_embd, config.n_head * self.v_dim, bias=config.bias)
         self.c_proj = nn.Linear(config.n_embd, config.n_embd, bias=config.bias) if config.attn_out_proj else None
         self.scale = 1 / math.sqrt(config.head_dim) if config.score_scale else 1.0
+        self.width_scale = width_scale(config, config.base_width)     # on the value and output projections
 
     def forward(self, x, rope):
         B, T, C = x.shape
+        v = self.c_v(x) if self.width_scale == 1.0 else self.width_scale * self.c_v(x)
         if self.mixit:  # y[b] = A[:, :T, :T] @ v[b] for every sequence b, as one matmul over heads:
             # (H, T, T) @ (H, T, B*v_dim), so A is never copied per sequence
-            v = self.c_v(x).view(B, T, self.n_head, self.v_dim).permute(2, 1, 0, 3).reshape(self.n_head, T, -1)
+            v = v.view(B, T, self.n_head, self.v_dim).permute(2, 1, 0, 3).reshape(self.n_head, T, -1)
             y = (self.A[:, :T, :T].to(v.dtype) @ v).view(self.n_head, T, B, self.v_dim).permute(2, 0, 1, 3)
         else:
-            v = self.c_v(x).view(B, T, self.n_head, self.v_dim).transpose(1, 2)          # (B, H, T, v_dim)
+            v = v.view(B, T, self.n_head, self.v_dim).transpose(1, 2)                    # (B, H, T, v_dim)
             q, k = self.query_key(x, rope)
             y = F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=self.scale)
         if self.c_proj is None:  # paper 2: heads write full-width values that are summed
             return y.sum(dim=1)
-        return self.c_proj(y.transpose(1, 2).reshape(B, T, C))
+        out = self.c_proj(y.transpose(1, 2).reshape(B, T, C))
+        return out if self.width_scale == 1.0 else self.width_scale * out
 
     def query_key(self, x, rope):
         """q, k: (B, H, T, d) each, rotated when rope is given."""
@@ -181,7 +202,8 @@ class Attention(nn.Module):
 
     def probs(self, x, rope):
         """The attention weights that forward applies to the values: (B, H, T, T), row t over positions <= t.
-        Softmax rows sum to 1; MixiT's rows are its static A (sum 1, entries may be negative)."""
+        Softmax rows sum to 1; MixiT's rows are its static A (entries may be negative; every row sums to 1 but
+        row 0 of the authors' sink head, 0.5)."""
         B, T, _ = x.shape
         if self.mixit:
             return self.A[:, :T, :T].expand(B, -1, -1, -1)
@@ -190,19 +212,36 @@ class Attention(nn.Module):
 
 
 class MLP(nn.Module):
-    """Gated MLP W_D(silu(W_G h) * W_U h) with n_m = 4n (Llama)."""
+    """Gated MLP W_D(act(W_G h) * W_U h) with n_m = 4n (Llama): act = silu in the plain block; in the authors'
+    MixiT block act = gain * LeakyReLU with negative slope 1 - 1/sqrt(n), gain = calculate_gain('leaky_relu',
+    slope), and the outputs of W_G, W_U times sqrt(base_width / n), of W_D times sqrt(1 / 4n) (Block)."""
 
     def __init__(self, config):
         super().__init__()
         self.c_gate = nn.Linear(config.n_embd, 4 * config.n_embd, bias=config.bias)
         self.c_up = nn.Linear(config.n_embd, 4 * config.n_embd, bias=config.bias)
         self.c_proj = nn.Linear(4 * config.n_embd, config.n_embd, bias=config.bias)
+        self.code = config.mixit_block == 'code'
+        if self.code:
+            self.slope = 1 - 1 / math.sqrt(config.n_embd)
+            self.gain = nn.init.calculate_gain('leaky_relu', self.slope)
+            self.in_scale, self.out_scale = math.sqrt(config.base_width / config.n_embd), math.sqrt(1 / (4 * config.n_embd))
 
     def forward(self, x):
-        return self.c_proj(F.silu(self.c_gate(x)) * self.c_up(x))
+        if not self.code:
+            return self.c_proj(F.silu(self.c_gate(x)) * self.c_up(x))
+        g, u = self.in_scale * self.c_gate(x), self.in_scale * self.c_up(x)
+        return self.out_scale * self.c_proj(self.gain * F.leaky_relu(g, self.slope) * u)
 
 
 class Block(nn.Module):
+    """Pre-norm residual block: h <- h + attn(norm(h)), h <- h + mlp(norm(h)) (paper 1, §2).
+
+    mixit_block='code' is the block every MixiT number of paper 1 comes from (the authors' modeling_llama.py with
+    shaped_attention='mixing'; docs/deviations.md#mixit-block): residual branches scaled,
+    h <- s h + sqrt(1 - s^2) f(h) with s = skip_scaling; the outputs of the value, output, gate, up and head
+    projections multiplied by sqrt(base_width / fan_in), of the down projection by sqrt(1 / 4n); the MLP's
+    activation a scaled LeakyReLU (MLP); every linear N(0, 0.02) (GPT._init_weights)."""
 
     def __init__(self, config, layer):
         super().__init__()
@@ -212,13 +251,18 @@ class Block(nn.Module):
             self.ln_2, self.mlp = make_norm(config), MLP(config)
         else:
             self.mlp = None
+        s = config.skip_scaling if config.mixit_block == 'code' else 1.0
+        self.skip, self.branch = s, math.sqrt(1 - s * s) if s < 1 else 1.0
+
+    def add(self, x, f):
+        if not self.residual:
+            return f
+        return x + f if self.skip == 1.0 else self.skip * x + self.branch * f
 
     def forward(self, x, rope):
-        a = self.attn(self.ln_1(x), rope)
-        x = x + a if self.residual else a
+        x = self.add(x, self.attn(self.ln_1(x), rope))
         if self.mlp is not None:
-            f = self.mlp(self.ln_2(x))
-            x = x + f if self.residual else f
+            x = self.add(x, self.mlp(self.ln_2(x)))
         return x
 
 
@@ -235,6 +279,7 @@ class GPT(nn.Module):
             ln_f=make_norm(config),
         ))
         self.lm_head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
+        self.head_scale = width_scale(config, config.base_width)
         if config.rope:
             inv_freq = 1.0 / (10000 ** (torch.arange(0, config.head_dim, 2).float() / config.head_dim))
             angles = torch.outer(torch.arange(config.block_size).float(), inv_freq)    # (block_size, d/2)
@@ -245,16 +290,17 @@ class GPT(nn.Module):
 
     def _init_weights(self):
         """N(0, 0.02) for every matrix, N(0, 0.02/sqrt(2L)) for the output projections (GPT-2's
-        convention, docs/deviations.md#initialisation); with
-        init='uniform' the blocks keep PyTorch's Linear default U(-1/sqrt(fan_in), 1/sqrt(fan_in)) (paper 2).
-        W_Q and W_K take N(0, qk_init_std) instead (0.02 unless a config says otherwise)."""
+        convention, docs/deviations.md#initialisation) except in the authors' MixiT block, where they are
+        N(0, 0.02) too; with init='uniform' the blocks keep PyTorch's Linear default
+        U(-1/sqrt(fan_in), 1/sqrt(fan_in)) (paper 2). W_Q and W_K take N(0, qk_init_std) instead (0.02 unless
+        a config says otherwise)."""
         c = self.config
         for name, p in self.named_parameters():
             if name.endswith('bias'):
                 nn.init.zeros_(p)
             elif p.dim() == 2 and (c.init == 'normal' or not name.startswith('transformer.h.')):
                 std = 0.02
-                if name.endswith('c_proj.weight'):
+                if name.endswith('c_proj.weight') and c.mixit_block == 'plain':
                     std = 0.02 / math.sqrt(2 * c.n_layer)
                 elif name.endswith(('c_q.weight', 'c_k.weight')):
                     std = c.qk_init_std
@@ -318,10 +364,14 @@ class GPT(nn.Module):
             x = block(x, rope)
         x = self.transformer.ln_f(x)
         if targets is None:
-            return self.lm_head(x[:, [-1], :]), None
-        logits = self.lm_head(x)
+            return self.head(x[:, [-1], :]), None
+        logits = self.head(x)
         loss = F.cross_entropy(logits.float().flatten(0, 1), targets.reshape(-1), ignore_index=-1)
         return logits, loss
+
+    def head(self, x):
+        """Logits (..., vocab_size) from the final hidden states x (..., n_embd)."""
+        return self.lm_head(x) if self.head_scale == 1.0 else self.head_scale * self.lm_head(x)
 
     def flops_per_token(self, T):
         """Model FLOPs of one training step (forward + backward) per token at sequence length T: matmuls only,

@@ -68,9 +68,10 @@ def test_mixit_mixing_is_the_broadcast_matmul():
     model = tiny('mixit')
     attn = model.transformer.h[1].attn
     x = torch.randn(3, 6, 16)
-    v = attn.c_v(x).view(3, 6, 2, 8).transpose(1, 2)
+    w = attn.width_scale                        # the authors' block: c_v, c_proj outputs times sqrt(512 / n)
+    v = w * attn.c_v(x).view(3, 6, 2, 8).transpose(1, 2)
     A = mixit_matrices(model.config, 1)[:, :6, :6]
-    expected = attn.c_proj((A @ v).transpose(1, 2).reshape(3, 6, 16))
+    expected = w * attn.c_proj((A @ v).transpose(1, 2).reshape(3, 6, 16))
     torch.testing.assert_close(attn(x, None), expected)
 
 

@@ -90,18 +90,23 @@ def test_mixit_has_no_query_key_and_static_buffers():
 
 @pytest.mark.parametrize('scale', ['code', 'paper'])
 @pytest.mark.parametrize('sink', [True, False])
-def test_mixit_rows_sum_to_one_and_are_causal(scale, sink):
-    model = tiny('mixit', n_head=4, block_size=32, mixit_scale=scale, mixit_sink_head=sink)
-    for block in model.transformer.h:
-        A = block.attn.A
+@pytest.mark.parametrize('block', ['code', 'plain'])
+def test_mixit_rows_sum_to_one_and_are_causal(scale, sink, block):
+    model = tiny('mixit', n_head=4, block_size=32, mixit_scale=scale, mixit_sink_head=sink, mixit_block=block)
+    for layer in model.transformer.h:
+        A = layer.attn.A
         assert A.shape == (4, 32, 32)
-        torch.testing.assert_close(A.sum(-1), torch.ones(4, 32), atol=1e-5, rtol=0)
+        random = A[1:] if sink else A                            # the sink head is fixed, the others random
+        torch.testing.assert_close(random.sum(-1), torch.ones(len(random), 32), atol=1e-5, rtol=0)
         assert torch.all(A.triu(1) == 0)
         assert not torch.allclose(A[1], torch.eye(32))           # random, not the identity
     if sink:
         S = model.transformer.h[0].attn.A[0]
         expected = 0.5 * torch.eye(32)
-        expected[:, 0] += 0.5
+        if block == 'code':
+            expected[:, 0] = 0.5                                 # the authors': entry (0, 0) is 0.5
+        else:
+            expected[:, 0] += 0.5                                # every row sums to 1
         assert torch.equal(S, expected)
 
 
@@ -180,12 +185,15 @@ def test_attention_probs_are_what_forward_applies(variant):
     block = model.blocks()[0]
     h = block.ln_1(x)
     attn = block.attn
-    v = attn.c_v(h).view(3, 12, 4, attn.v_dim).transpose(1, 2)
+    w = attn.width_scale                                               # the authors' MixiT block scales c_v, c_proj
+    v = w * attn.c_v(h).view(3, 12, 4, attn.v_dim).transpose(1, 2)
     y = probs[0] @ v                                                   # (B, H, T, v_dim)
-    y = y.sum(dim=1) if attn.c_proj is None else attn.c_proj(y.transpose(1, 2).reshape(3, 12, -1))
+    y = y.sum(dim=1) if attn.c_proj is None else w * attn.c_proj(y.transpose(1, 2).reshape(3, 12, -1))
     torch.testing.assert_close(y, attn(h, rope), atol=1e-5, rtol=1e-4)
     for p in probs:
-        torch.testing.assert_close(p.sum(-1), torch.ones(3, 4, 12))
+        if variant == 'mixit':                                         # the sink head's row 0 sums to 0.5
+            p = p[:, 1:]
+        torch.testing.assert_close(p.sum(-1), torch.ones(len(p), p.shape[1], 12))
         assert (p.triu(1) == 0).all()
 
 
@@ -209,3 +217,65 @@ def test_every_variant_is_one_row_of_the_table():
         c = GPTConfig(variant=variant, n_layer=1, n_head=2, n_embd=8)
         assert {k: getattr(c, k) for k in BASE} == {**BASE, **row}
     assert GPTConfig(variant='mixit', rope=True, n_head=2, n_embd=8).rope is True
+
+
+def rms(h, w):
+    return h / (h.pow(2).mean(-1, keepdim=True) + 1e-6).sqrt() * w
+
+
+def test_mixit_block_is_the_authors_block_written_out():
+    """mixit_block='code' (the default for MixiT), one layer in float64 against the formulas of the authors'
+    block: h1 = s h + sqrt(1-s^2) c_o(A c_v(rms h)), h2 = s h1 + sqrt(1-s^2) c_d(gain leaky(c_g x) c_u x) with
+    every linear's output times sqrt(512 / n) (down: sqrt(1 / 4n)); the head times sqrt(512 / n); the sink head
+    0.5 I with column 0 = 0.5; every linear N(0, 0.02)."""
+    n, H, T, s = 16, 2, 5, 0.5 ** 0.5
+    torch.manual_seed(0)
+    gpt = GPT(GPTConfig(variant='mixit', n_layer=1, n_head=H, n_embd=n, vocab_size=11, block_size=T)).double()
+    assert gpt.config.mixit_block == 'code' and GPTConfig(variant='standard').mixit_block == 'plain'
+    blk = gpt.transformer.h[0]
+    A = blk.attn.A.double()
+    sink = 0.5 * torch.eye(T)
+    sink[:, 0] = 0.5
+    assert torch.equal(A[0], sink.double()) and torch.allclose(A[1].sum(-1), torch.ones(T, dtype=torch.float64))
+    W = {k: v for k, v in gpt.named_parameters()}
+    h = torch.randn(3, T, n, dtype=torch.float64)
+    wide, down = (512 / n) ** 0.5, (1 / (4 * n)) ** 0.5
+    v = wide * rms(h, W['transformer.h.0.ln_1.weight']) @ W['transformer.h.0.attn.c_v.weight'].T
+    v = v.view(3, T, H, n // H).transpose(1, 2)                                 # (B, H, T, n/H)
+    a = wide * (A @ v).transpose(1, 2).reshape(3, T, n) @ W['transformer.h.0.attn.c_proj.weight'].T
+    h1 = s * h + (1 - s * s) ** 0.5 * a
+    x = rms(h1, W['transformer.h.0.ln_2.weight'])
+    slope = 1 - 1 / n ** 0.5
+    gain = (2 / (1 + slope ** 2)) ** 0.5
+    g, u = wide * x @ W['transformer.h.0.mlp.c_gate.weight'].T, wide * x @ W['transformer.h.0.mlp.c_up.weight'].T
+    f = down * (gain * torch.where(g > 0, g, slope * g) * u) @ W['transformer.h.0.mlp.c_proj.weight'].T
+    h2 = s * h1 + (1 - s * s) ** 0.5 * f
+    assert torch.allclose(blk(h, None), h2, rtol=1e-12, atol=1e-12)
+    assert torch.allclose(gpt.head(h2), wide * h2 @ W['lm_head.weight'].T, rtol=1e-12, atol=1e-12)
+    std = W['transformer.h.0.mlp.c_proj.weight'].std().item()       # no 1/sqrt(2L) on output projections
+    assert 0.015 < std < 0.025
+
+
+def test_plain_block_is_the_llama_block_written_out():
+    """mixit_block='plain' (frozen_qk here): h1 = h + c_o(softmax(q k^T / sqrt(d)) v), h2 = h1 + c_d(silu(c_g x)
+    c_u x), rotary on q and k; output projections N(0, 0.02 / sqrt(2L))."""
+    n, H, T, L = 16, 2, 5, 2
+    torch.manual_seed(0)
+    gpt = GPT(GPTConfig(variant='frozen_qk', n_layer=L, n_head=H, n_embd=n, vocab_size=11, block_size=T)).double()
+    blk, d = gpt.transformer.h[0], n // H
+    W = {k: v for k, v in gpt.named_parameters()}
+    h = torch.randn(3, T, n, dtype=torch.float64)
+    x = rms(h, W['transformer.h.0.ln_1.weight'])
+    heads = lambda w: (x @ w.T).view(3, T, H, d).transpose(1, 2)
+    cos, sin = gpt.rope_cos[:T].double(), gpt.rope_sin[:T].double()
+    rot = lambda z: torch.cat((z[..., :d // 2] * cos - z[..., d // 2:] * sin, z[..., :d // 2] * sin + z[..., d // 2:] * cos), -1)
+    q, k = rot(heads(W['transformer.h.0.attn.c_q.weight'])), rot(heads(W['transformer.h.0.attn.c_k.weight']))
+    S = (q @ k.transpose(-1, -2) / d ** 0.5).masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), float('-inf'))
+    y = (S.softmax(-1) @ heads(W['transformer.h.0.attn.c_v.weight'])).transpose(1, 2).reshape(3, T, n)
+    h1 = h + y @ W['transformer.h.0.attn.c_proj.weight'].T
+    x = rms(h1, W['transformer.h.0.ln_2.weight'])
+    f = (torch.nn.functional.silu(x @ W['transformer.h.0.mlp.c_gate.weight'].T) * (x @ W['transformer.h.0.mlp.c_up.weight'].T)
+         ) @ W['transformer.h.0.mlp.c_proj.weight'].T
+    assert torch.allclose(blk(h, (cos, sin)), h1 + f, rtol=1e-12, atol=1e-12)
+    std = torch.cat([W[f'transformer.h.{l}.mlp.c_proj.weight'].flatten() for l in range(L)]).std().item()
+    assert abs(std - 0.02 / (2 * L) ** 0.5) < 0.002

@@ -463,7 +463,7 @@ class DataError(ValueError):
 
 def encoding_from_file(path):
     """A tiktoken.Encoding built from a local .tiktoken file (lines `base64(token bytes) rank`) with GPT-2's split
-    pattern and <|endoftext|> = the next id: for ../shared/data/tokenizers/gpt2.tiktoken exactly the ids of
+    pattern and <|endoftext|> = the next id: for the GPT-2 BPE file gpt2.tiktoken exactly the ids of
     tiktoken.get_encoding('gpt2'). Raises DataError if the file is missing or malformed."""
     import tiktoken
     import tiktoken.load
@@ -643,7 +643,7 @@ def split_of(path):
 
 
 def read_labelled(path):
-    """(text, label) pairs from a local labelled file. Formats (../shared/data):
+    """(text, label) pairs from a local labelled file. Formats:
     - CSV with a header that has `label` and `text` columns (IMDb: label 0 negative, 1 positive);
     - a name ending .0 / .1 (optionally compressed): one text per line, label from the name (Yelp sentences);
     - otherwise `<label> <text>` per line, label an integer (yelp_1k.txt).

@@ -266,6 +266,46 @@ class Block(nn.Module):
         return x
 
 
+LOSS_CHUNK = 2 ** 24     # logits per chunk of ChunkedHeadLoss (64 MB in fp32): 333 tokens at a 50,304 vocabulary
+
+
+class ChunkedHeadLoss(torch.autograd.Function):
+    """Mean cross-entropy of the logits scale * x W^T against targets, a chunk of rows at a time, with the
+    gradients of x and W formed in the same pass: no (N, vocab_size) logits tensor outlives its chunk, and
+    nothing is recomputed. x: (N, C); W: (V, C); targets: (N,) ids, -1 where not scored; chunk: rows per
+    chunk. Returns the loss in nats per scored row (0 when none is scored)."""
+
+    @staticmethod
+    def forward(ctx, x, weight, targets, scale, chunk):
+        scored_all = targets >= 0
+        denom = scored_all.sum().clamp(min=1).float()
+        loss = torch.zeros((), dtype=torch.float32, device=x.device)
+        grad_x = torch.empty_like(x) if ctx.needs_input_grad[0] else None
+        grad_w = torch.zeros_like(weight, dtype=torch.float32) if ctx.needs_input_grad[1] else None
+        for i in range(0, x.shape[0], chunk):
+            xc, t, scored = x[i:i + chunk], targets[i:i + chunk].clamp(min=0), scored_all[i:i + chunk]
+            logits = (xc @ weight.t()).float()
+            if scale != 1.0:
+                logits *= scale
+            g = torch.log_softmax(logits, dim=-1)
+            loss = loss - (g.gather(1, t[:, None]).squeeze(1) * scored).sum()
+            g = g.exp_().scatter_add_(1, t[:, None], -torch.ones_like(g[:, :1]))   # softmax - one-hot
+            g *= (scored * (scale / denom))[:, None]                                 # d loss / d logits
+            if grad_x is not None:
+                grad_x[i:i + chunk] = g @ weight.to(g.dtype)
+            if grad_w is not None:
+                torch.addmm(grad_w, g.t(), xc.to(g.dtype), out=grad_w)           # accumulate in place
+        ctx.save_for_backward(grad_x, grad_w)
+        ctx.weight_dtype = weight.dtype
+        return loss / denom
+
+    @staticmethod
+    def backward(ctx, grad_loss):
+        grad_x, grad_w = ctx.saved_tensors
+        return (None if grad_x is None else grad_x * grad_loss,
+                None if grad_w is None else (grad_w * grad_loss).to(ctx.weight_dtype), None, None, None)
+
+
 class GPT(nn.Module):
 
     def __init__(self, config):
@@ -357,14 +397,21 @@ class GPT(nn.Module):
 
     def forward(self, idx, targets=None):
         """idx: (B, T) token ids, T <= block_size; targets: (B, T) ids with -1 at positions that are not
-        scored. Returns (logits, loss): logits (B, T, V) when targets are given, else (B, 1, V) for the
-        last position; loss is the mean cross-entropy in nats over scored positions, or None."""
+        scored. Returns (logits, loss): loss is the mean cross-entropy in nats over scored positions (None
+        without targets); logits are (B, 1, V) for the last position without targets, (B, T, V) with targets
+        in eval mode, and None with targets in training mode, where the loss comes from ChunkedHeadLoss and
+        no (B, T, V) tensor is made."""
         x, rope = self.embed(idx)
         for block in self.blocks():
             x = block(x, rope)
         x = self.transformer.ln_f(x)
         if targets is None:
             return self.head(x[:, [-1], :]), None
+        if self.training:   # the loss without a (B, T, V) logits tensor
+            chunk = max(1, LOSS_CHUNK // self.config.vocab_size)
+            loss = ChunkedHeadLoss.apply(x.flatten(0, 1), self.lm_head.weight, targets.reshape(-1), self.head_scale,
+                                         chunk)
+            return None, loss
         logits = self.head(x)
         loss = F.cross_entropy(logits.float().flatten(0, 1), targets.reshape(-1), ignore_index=-1)
         return logits, loss

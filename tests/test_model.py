@@ -279,3 +279,59 @@ def test_plain_block_is_the_llama_block_written_out():
     assert torch.allclose(blk(h, (cos, sin)), h1 + f, rtol=1e-12, atol=1e-12)
     std = torch.cat([W[f'transformer.h.{l}.mlp.c_proj.weight'].flatten() for l in range(L)]).std().item()
     assert abs(std - 0.02 / (2 * L) ** 0.5) < 0.002
+
+
+def loss_and_grads(model, x, y, train):
+    model.zero_grad()
+    model.train(train)
+    with torch.enable_grad():
+        logits, loss = model(x, y)
+    loss.backward()
+    return logits, loss.item(), {n.removeprefix('_orig_mod.'): p.grad.clone() for n, p in model.named_parameters()
+                                 if p.grad is not None}
+
+
+@pytest.mark.parametrize('variant', ALL)
+def test_chunked_loss_equals_the_plain_cross_entropy(variant, monkeypatch):
+    """Training mode computes the loss a few rows at a time (ChunkedHeadLoss, no (B, T, V) logits): the loss and
+    every gradient equal eval mode's plain cross-entropy of the full logits, with ignored positions, in fp32."""
+    import model as model_py
+    monkeypatch.setattr(model_py, 'LOSS_CHUNK', 37 * 5)               # 5 rows per chunk: 7 chunks of 32 rows
+    torch.manual_seed(0)
+    gpt = tiny(variant, vocab_size=37, block_size=8)
+    x, y = torch.randint(0, 37, (4, 8)), torch.randint(0, 37, (4, 8))
+    y[:, :3] = -1
+    y[0] = -1
+    none, loss, grads = loss_and_grads(gpt, x, y, train=True)
+    logits, plain, plain_grads = loss_and_grads(gpt, x, y, train=False)
+    assert none is None and logits.shape == (4, 8, 37)
+    assert abs(loss - plain) <= 1e-5 * plain and grads.keys() == plain_grads.keys()
+    for name, g in plain_grads.items():
+        torch.testing.assert_close(grads[name], g, rtol=1e-5, atol=1e-5 * g.abs().max().item())
+
+
+def test_chunked_loss_compiled_and_with_nothing_scored():
+    torch.manual_seed(0)
+    gpt = tiny('standard', vocab_size=37, block_size=8)
+    x, y = torch.randint(0, 37, (2, 8)), torch.randint(0, 37, (2, 8))
+    _, eager, grads = loss_and_grads(gpt, x, y, train=True)
+    _, compiled, compiled_grads = loss_and_grads(torch.compile(gpt), x, y, train=True)
+    assert abs(compiled - eager) <= 1e-5 * eager
+    for name, g in grads.items():
+        torch.testing.assert_close(compiled_grads[name], g, rtol=1e-4, atol=1e-6)
+    gpt.train()
+    _, loss = gpt(x, torch.full_like(y, -1))
+    assert loss.item() == 0.0
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason='needs CUDA')
+def test_chunked_loss_on_cuda_under_bf16_autocast():
+    torch.manual_seed(0)
+    gpt = tiny('mixit', vocab_size=37, block_size=8).cuda()
+    x, y = torch.randint(0, 37, (4, 8), device='cuda'), torch.randint(0, 37, (4, 8), device='cuda')
+    with torch.autocast('cuda', dtype=torch.bfloat16):
+        _, loss, grads = loss_and_grads(gpt, x, y, train=True)
+        _, plain, plain_grads = loss_and_grads(gpt, x, y, train=False)
+    assert abs(loss - plain) <= 2e-2 * plain
+    for name, g in plain_grads.items():
+        torch.testing.assert_close(grads[name], g, rtol=5e-2, atol=5e-2 * g.abs().max().item())

@@ -83,10 +83,13 @@ def kernel_from_C(U, C):
 
 
 def kernel(U, xi, xi2=None):
-    """Kernel K(x, x') = (1/|Π|) Σ_ππ' U_ππ' ξ^π(x)·ξ^π'(x')/N0 (paper 3, eq. 10) without forming C.
-    xi: (P, |Π|, N0), xi2: (P', |Π|, N0) → (P, P')."""
+    """Kernel K(x, x') = (1/|Π|) Σ_ππ' U_ππ' ξ^π(x)·ξ^π'(x')/N0 (paper 3, eq. 10) without forming C: ξU is contracted
+    first (P·|Π|²·N0), then one (P, |Π|·N0) × (|Π|·N0, P') matrix product, which is also what its gradient w.r.t. U
+    costs. U: (|Π|, |Π|); xi: (P, |Π|, N0), xi2: (P', |Π|, N0) → (P, P')."""
     xi2 = xi if xi2 is None else xi2
-    return torch.einsum('pad,ab,qbd->pq', xi, U, xi2) / (xi.shape[1] * xi.shape[2])
+    P, n, N0 = xi.shape
+    Z = torch.einsum('pad,ab->pbd', xi, U)
+    return (Z.reshape(P, n * N0) @ xi2.reshape(xi2.shape[0], n * N0).T) / (n * N0)
 
 
 def kernel_diag(U, xi):
@@ -129,19 +132,47 @@ def entropy(Us, heads, U_a=None):
     return S
 
 
-def energy(K, Y, tau):
-    """Energy term ln det(K + τI) + Yᵀ(K + τI)⁻¹Y (paper 3, eq. 12 times P; nats). K: (P, P), Y: (P,) → scalar.
-    Raises torch.linalg.LinAlgError if K + τI is not positive definite."""
+class _Energy(torch.autograd.Function):
+    """ln det(A) + YᵀA⁻¹Y with A = K + τI, from one Cholesky factor; backward ∂/∂K = A⁻¹ − ααᵀ, α = A⁻¹Y, with A⁻¹ from
+    the same factor (cheaper than differentiating through the factorisation)."""
+
+    @staticmethod
+    def forward(ctx, K, Y, tau):
+        Lc = torch.linalg.cholesky(K + tau * torch.eye(K.shape[0], dtype=K.dtype))
+        alpha = torch.cholesky_solve(Y[:, None], Lc)[:, 0]
+        ctx.save_for_backward(Lc, alpha)
+        return 2 * torch.log(torch.diagonal(Lc)).sum() + Y @ alpha
+
+    @staticmethod
+    def backward(ctx, grad):
+        Lc, alpha = ctx.saved_tensors
+        return grad * (torch.cholesky_inverse(Lc) - torch.outer(alpha, alpha)), None, None
+
+
+def energy(K, Y, tau, closed_grad=True):
+    """Energy term ln det(K + τI) + Yᵀ(K + τI)⁻¹Y (paper 3, eq. 12 times P; nats). K: (P, P) symmetric, Y: (P,)
+    → scalar. closed_grad: the gradient w.r.t. K in closed form, (K+τI)⁻¹ − ααᵀ with α = (K+τI)⁻¹Y (False:
+    autograd through the Cholesky factorisation; equal to rounding). Raises torch.linalg.LinAlgError if K + τI is
+    not positive definite."""
+    if closed_grad:
+        return _Energy.apply(K, Y, tau)
     Lc = torch.linalg.cholesky(K + tau * torch.eye(K.shape[0], dtype=K.dtype))
     return 2 * torch.log(torch.diagonal(Lc)).sum() + Y @ torch.cholesky_solve(Y[:, None], Lc)[:, 0]
 
 
-def action(Us, C, Y, N, tau, heads, U_a=None, with_energy=True):
+def training_kernel(U, xi_or_C):
+    """K(U) on the training set from attentioned inputs xi (P, |Π|, N0), contracted without forming C (`kernel`), or
+    from precomputed path kernels C (P, P, |Π|, |Π|) (`kernel_from_C`). → (P, P)."""
+    return kernel_from_C(U, xi_or_C) if xi_or_C.dim() == 4 else kernel(U, xi_or_C)
+
+
+def action(Us, xi, Y, N, tau, heads, U_a=None, with_energy=True):
     """Action S = entropy + (1/N)[ln det(K(U)+τI) + Yᵀ(K(U)+τI)⁻¹Y] (paper 3, eqs. 11-12 and 32).
-    Us: [U^(1), .., U^(L)]; C: (P, P, |Π|, |Π|) path kernels of the training set; Y: (P,); N: width. → scalar."""
+    Us: [U^(1), .., U^(L)]; xi: (P, |Π|, N0) attentioned inputs of the training set (or its path kernels C,
+    (P, P, |Π|, |Π|): same value); Y: (P,); N: width. → scalar."""
     S = entropy(Us, heads, U_a)
     if with_energy:
-        S = S + energy(kernel_from_C(Us[0], C), Y, tau) / N
+        S = S + energy(training_kernel(Us[0], xi), Y, tau) / N
     return S
 
 
@@ -150,23 +181,54 @@ def gp_order_parameters(heads, dtype=DTYPE):
     return [torch.eye(int(np.prod(heads[l:])), dtype=dtype) for l in range(len(heads))]
 
 
-def minimise_action(C, Y, N, tau, heads, lr=0.1, tol=1e-5, max_iters=20000, with_energy=True, init=None,
-                    progress=False):
+OPTIMIZERS = ('adam', 'lbfgs')   # minimise_action's optimisers
+
+
+def minimise_action(xi, Y, N, tau, heads, lr=0.1, tol=1e-5, max_iters=20000, with_energy=True, init=None,
+                    progress=False, optimizer='adam'):
     """Minimise S over symmetric positive definite U^(ℓ) (U_a in closed form) from the GP point (paper 3, App. E).
-    U^(ℓ) = L_ℓ L_ℓᵀ with L_ℓ lower triangular (Cholesky parametrisation keeps U positive definite); Adam with
-    learning rate `lr`, halved when S has not improved for 200 steps; stops when the largest gradient entry w.r.t.
-    the factors is below `tol` or after `max_iters`. C: (P, P, |Π|, |Π|), Y: (P,).
-    → (Us, U_a, info) with info = {'steps', 'max_grad', 'S'}."""
-    init = gp_order_parameters(heads, C.dtype) if init is None else init
+    U^(ℓ) = L_ℓ L_ℓᵀ with L_ℓ lower triangular (Cholesky parametrisation keeps U positive definite); stops when the
+    largest gradient entry w.r.t. the factors is below `tol` or after `max_iters` steps. optimizer 'adam': Adam at
+    learning rate `lr`, halved when S has not improved for 200 steps (as the authors); 'lbfgs': L-BFGS with a
+    strong-Wolfe line search (the same minimiser in about a fifth of the gradient evaluations; `lr` unused), which
+    hands over to Adam from where it stopped if it ends above `tol`. init: [U^(1), .., U^(L)] to start from (None:
+    the GP point). xi: (P, |Π|, N0) attentioned inputs (or the path kernels C, (P, P, |Π|, |Π|)), Y: (P,).
+    → (Us, U_a, info) with info = {'steps' (gradient evaluations), 'max_grad', 'S'}. Raises ValueError for an
+    unknown optimizer."""
+    if optimizer not in OPTIMIZERS:
+        raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}")
+    init = gp_order_parameters(heads, xi.dtype) if init is None else init
     Ls = [torch.linalg.cholesky(U).clone().requires_grad_(True) for U in init]
+    factors = lambda: [torch.tril(Lf) @ torch.tril(Lf).T for Lf in Ls]
+    steps = 0
+    if optimizer == 'lbfgs':
+        opt = torch.optim.LBFGS(Ls, lr=1, max_iter=max_iters, max_eval=max_iters, tolerance_grad=tol,
+                                tolerance_change=0, history_size=50, line_search_fn='strong_wolfe')
+
+        def closure():
+            nonlocal steps
+            steps += 1
+            opt.zero_grad()
+            S = action(factors(), xi, Y, N, tau, heads, with_energy=with_energy)
+            S.backward()
+            for Lf in Ls:
+                Lf.grad = torch.tril(Lf.grad)
+            return S
+        opt.step(closure)
+        S = closure()
+        g = max(Lf.grad.abs().max().item() for Lf in Ls)
+        if g < tol or not math.isfinite(S.item()):
+            with torch.no_grad():
+                Us = factors()
+            return Us, U_a_closed(Us[-1], heads[-1]), {'steps': steps, 'max_grad': g, 'S': S.item()}
     opt = torch.optim.Adam(Ls, lr=lr)
     best, since, g = float('inf'), 0, float('inf')
     it = range(max_iters)
     for step in (tqdm(it, desc=f'S(U) N={N}', leave=False) if progress else it):
-        Us = [torch.tril(Lf) @ torch.tril(Lf).T for Lf in Ls]
-        S = action(Us, C, Y, N, tau, heads, with_energy=with_energy)
+        S = action(factors(), xi, Y, N, tau, heads, with_energy=with_energy)
         opt.zero_grad()
         S.backward()
+        steps += 1
         g = max(torch.tril(Lf.grad).abs().max().item() for Lf in Ls)
         if g < tol:
             break
@@ -180,9 +242,9 @@ def minimise_action(C, Y, N, tau, heads, lr=0.1, tol=1e-5, max_iters=20000, with
                 since = 0
         opt.step()
     with torch.no_grad():
-        Us = [torch.tril(Lf) @ torch.tril(Lf).T for Lf in Ls]
+        Us = factors()
         U_a = U_a_closed(Us[-1], heads[-1])
-    return Us, U_a, {'steps': step, 'max_grad': g, 'S': S.item()}
+    return Us, U_a, {'steps': steps, 'max_grad': g, 'S': S.item()}
 
 # =============================================================================
 # 3. Predictor, alignment, order parameter from weights, head scores
@@ -451,40 +513,107 @@ def episodes(tokens, labels, n, gen):
     return x + position_code(x.shape[1], d), y
 
 
+def pair_episodes(tokens, labels, classes=(0, 1)):
+    """Out-of-distribution episodes as the authors' icl_utils.py builds them: every image of the two classes is a
+    query once (class c0's images first, then c1's, in file order), with one support of each class in a fixed
+    order, c0's support first. The authors draw the i-th query's supports from the training split (image i of
+    each class); this reads only the t10k test split, so they are the test images (i+1) mod n_c of class c, moved
+    on by one where that would be the query itself. Label convention as in `episodes`: the first support is "+",
+    y = +1 for c0's queries. tokens: (M, 16, d), labels: (M,) with ≥ 2 images per class. → x: (n0+n1, 48, d)
+    float32, y: (n0+n1,) in {+1, −1}. Raises ValueError if a class has fewer than 2 images."""
+    idx = [torch.nonzero(labels == c)[:, 0] for c in classes]
+    if min(len(i) for i in idx) < 2:
+        raise ValueError(f"classes {classes} need at least 2 images each, got {[len(i) for i in idx]}")
+    q = torch.cat(idx)
+    cls = torch.cat([torch.full((len(i),), k) for k, i in enumerate(idx)])
+    within = torch.cat([torch.arange(len(i)) for i in idx])                       # index of the query in its class
+    n = torch.arange(len(q))
+    sup = []
+    for k, i in enumerate(idx):
+        j = (n + 1) % len(i)
+        j = torch.where((cls == k) & (j == within), (j + 1) % len(i), j)
+        sup.append(i[j])
+    d = tokens.shape[-1]
+    lab = label_vectors(d)
+    x = torch.cat([tokens[sup[0]] + lab[0], tokens[sup[1]] + lab[1], tokens[q] + lab[2]], 1)
+    return x + position_code(x.shape[1], d), torch.where(cls == 0, 1.0, -1.0)
+
+
+PARAMS = ('torch', 'ntk')   # PathsNet parametrisations
+
+
 class PathsNet(torch.nn.Module):
     """The gradient-descent model of paper 3 (eqs. 1-4): linear input V0 to width N, L layers of H heads whose
-    attention reads the bare input (Q, K: (H, G, N0)), value weights V^{ℓh}, no residual, no MLP, mean-pool readout a.
-    Paper parametrisation: every weight N(0,1) times the explicit 1/√fan-in of eqs. 1-4, so
-    `order_parameter_from_weights` applies to (a, Vs) as they are (the authors' code uses nn.Linear's default init
-    instead: see docs/deviations.md). Computed in path form (eq. 5), which equals the layer form; `path_mask` (|Π|,)
-    zeroes the paths through pruned heads. x: (B, T, N0) → f: (B,)."""
+    attention reads the bare input (Q, K: (H, G, N0), score (K x_s)·(Q x_t)/√G), value weights V^{ℓh}, the head sum
+    scaled by 1/√H, no residual, no MLP, mean-pool readout a. x: (B, T, N0) → f: (B,).
 
-    def __init__(self, N0, N, G, heads):
+    param='torch' is the authors' code (my_vit.py): every weight is an nn.Linear(bias=False) weight with PyTorch's
+    default init U(−1/√fan_in, 1/√fan_in) and enters the forward pass as it is (W_in x, W_v z, w_a·z̄). param='ntk'
+    draws every value weight N(0, 1) and applies the explicit 1/√fan_in of eqs. 1-4 (Q, K stay N(0, 1/N0)). The two
+    compute the same function of `weights()`, the value weights in the paper's units (a torch weight times
+    √fan_in), so eq. 13 applies to either; under Adam they train differently, since a weight stored c times
+    smaller moves c times further per step in the paper's units (docs/deviations.md#one-shot-model).
+    Computed in path form (eq. 5), which equals the layer form; `path_mask` (|Π|,) scales the paths (zero through
+    pruned heads). Raises ValueError for an unknown param."""
+
+    def __init__(self, N0, N, G, heads, param='torch'):
         super().__init__()
-        self.heads = tuple(heads)
-        self.V0 = torch.nn.Parameter(torch.randn(N, N0))
-        self.Vs = torch.nn.ParameterList([torch.nn.Parameter(torch.randn(H, N, N)) for H in heads])
-        self.a = torch.nn.Parameter(torch.randn(N))
-        self.Q = torch.nn.ParameterList([torch.nn.Parameter(torch.randn(H, G, N0) / math.sqrt(N0)) for H in heads])
-        self.K = torch.nn.ParameterList([torch.nn.Parameter(torch.randn(H, G, N0) / math.sqrt(N0)) for H in heads])
+        if param not in PARAMS:
+            raise ValueError(f"param must be one of {PARAMS}, got {param!r}")
+        self.heads, self.param = tuple(heads), param
+        if param == 'ntk':
+            draw = lambda shape, fan_in: torch.randn(*shape)
+            self.gains = (1.0, 1.0, 1.0)
+        else:
+            draw = lambda shape, fan_in: torch.empty(*shape).uniform_(-1 / math.sqrt(fan_in), 1 / math.sqrt(fan_in))
+            self.gains = (math.sqrt(N0), math.sqrt(N), math.sqrt(N))            # V0, V^{ℓh}, a
+        qk = ((lambda shape: torch.randn(*shape) / math.sqrt(N0)) if param == 'ntk' else
+              (lambda shape: draw(shape, N0)))
+        self.V0 = torch.nn.Parameter(draw((N, N0), N0))
+        self.Vs = torch.nn.ParameterList([torch.nn.Parameter(draw((H, N, N), N)) for H in heads])
+        self.a = torch.nn.Parameter(draw((N,), N))
+        self.Q = torch.nn.ParameterList([torch.nn.Parameter(qk((H, G, N0))) for H in heads])
+        self.K = torch.nn.ParameterList([torch.nn.Parameter(qk((H, G, N0))) for H in heads])
+
+    def weights(self):
+        """The value weights in the paper's units (prior N(0, 1) scale, the 1/√fan_in outside): (V0 (N, N0),
+        [V^{ℓ} (H_ℓ, N, N)], a (N,)), differentiable."""
+        g0, gv, ga = self.gains
+        return self.V0 * g0, [V * gv for V in self.Vs], self.a * ga
 
     def omegas(self, x):
         return [attention_QK(x, Q, K) for Q, K in zip(self.Q, self.K)]
 
-    def forward(self, x, path_mask=None):
-        xi = attentioned_inputs(x, self.omegas(x), 'mean')
+    def path_inputs(self, x):
+        """Attentioned inputs ξ^π (eq. 7, mean readout) of x: (B, T, N0) through this model's attention → (B, |Π|, N0)."""
+        return attentioned_inputs(x, self.omegas(x), 'mean')
+
+    def from_paths(self, xi, path_mask=None):
+        """Output f (eq. 5) from attentioned inputs xi: (B, |Π|, N0), paths weighted by path_mask (|Π|,) → (B,)."""
         if path_mask is not None:
             xi = xi * path_mask[None, :, None]
-        return network_output(xi, self.V0, self.a, list(self.Vs))
+        V0, Vs, a = self.weights()
+        return network_output(xi, V0, a, Vs)
+
+    def forward(self, x, path_mask=None):
+        return self.from_paths(self.path_inputs(x), path_mask)
 
 
-def head_path_mask(heads, pruned):
-    """Mask over paths (h_1..h_L) that zeroes every path through a pruned head. pruned: iterable of (ℓ, h) → (|Π|,)."""
+def head_path_mask(heads, pruned, rescale=True):
+    """Path weights (h_1..h_L) after pruning heads: 0 for every path through a pruned head. With rescale (the authors'
+    pruning, my_vit.py drop_heads) the head sum of a layer with k of its H heads pruned is scaled by 1/√(H−k)
+    instead of 1/√H, so every kept path is multiplied by Π_ℓ √(H_ℓ/(H_ℓ−k_ℓ)); a layer with every head pruned
+    zeroes all paths. heads: (H_1..H_L); pruned: iterable of distinct (ℓ, h). → (|Π|,) float32."""
     paths = np.array(np.unravel_index(np.arange(int(np.prod(heads))), heads)).T
     keep = np.ones(len(paths), bool)
-    for l, h in pruned:
-        keep &= paths[:, l] != h
-    return torch.from_numpy(keep.astype(np.float32))
+    gain = 1.0
+    for l, H in enumerate(heads):
+        gone = {h for ll, h in pruned if ll == l}
+        for h in gone:
+            keep &= paths[:, l] != h
+        if rescale and len(gone) < H:
+            gain *= math.sqrt(H / (H - len(gone)))
+    return torch.from_numpy(keep.astype(np.float32) * np.float32(gain))
 
 # =============================================================================
 # 7. Experiments: compute steps, figures, tables, and the three commands
@@ -570,11 +699,10 @@ def hmc_theory(d, net, widths, tau, lr=0.1, tol=1e-5, max_iters=20000, n_pcs=30)
           for name, (idx, _) in d['nets'].items()}
     idx, heads = d['nets'][net]
     xi_tr, xi_te, y_tr, y_te = d['xi_tr'][:, idx], d['xi_te'][:, idx], d['y_tr'], d['y_te']
-    C = path_kernels(xi_tr)
     fw, Us, info = {}, {}, {}
     for N in tqdm(widths, desc='widths'):
         t0 = time.time()
-        U_list, U_a, fit = minimise_action(C, y_tr, N, tau, heads, lr=lr, tol=tol, max_iters=max_iters)
+        U_list, U_a, fit = minimise_action(xi_tr, y_tr, N, tau, heads, lr=lr, tol=tol, max_iters=max_iters)
         fw[N] = accuracy(predictor(U_list[0], xi_tr, y_tr, xi_te, tau)[0], y_te)
         Us[N] = U_list[0]
         info[N] = dict(fit, U_a=U_a.item(), seconds=time.time() - t0)
@@ -653,7 +781,7 @@ def nuts_check(d, net, N, tau, warmup, samples, max_tree_depth=8, seed=0, lr=0.1
     pyro-ppl."""
     idx, heads = d['nets'][net]
     xi_tr, xi_te, y_tr, y_te = d['xi_tr'][:, idx], d['xi_te'][:, idx], d['y_tr'], d['y_te']
-    U_th = minimise_action(path_kernels(xi_tr), y_tr, N, tau, heads, lr=lr, tol=tol, max_iters=max_iters)[0][0]
+    U_th = minimise_action(xi_tr, y_tr, N, tau, heads, lr=lr, tol=tol, max_iters=max_iters)[0][0]
     mean_th = predictor(U_th, xi_tr, y_tr, xi_te, tau)[0]
     t0 = time.time()
     smp = nuts_sample(xi_tr, y_tr, N, heads, tau, warmup, samples, seed, max_tree_depth)
@@ -689,11 +817,11 @@ def print_nuts(res):
 
 def oneshot_data(data_dir, n_eval, seed=0):
     """The one-shot task's data (paper 3, §4.2, App. H): tokens of the Omniglot background characters (training) and
-    n_eval episodes of each evaluation set: 'val' and 'omniglot' from the first and the second half of the Omniglot
-    evaluation characters, 'mnist' and 'fashion' from the MNIST and FashionMNIST test sets (out of distribution;
-    episodes over all ten classes, where the authors' code uses classes 0 and 1 only: see docs/deviations.md).
-    data_dir holds ONESHOT_FILES. → dict train=(tokens (M, 16, 64) float32, labels (M,) int64),
-    sets={name: (x (n_eval, 48, 64) float32, y (n_eval,) in {+1, −1})}.
+    the evaluation sets: 'val' and 'omniglot', n_eval episodes each from the first and the second half of the
+    Omniglot evaluation characters; 'mnist' and 'fashion', out of distribution as in the authors' code: every
+    t10k image of classes 0 and 1 (digits 0/1; T-shirt/Trouser) as a query, supports in a fixed order
+    (`pair_episodes`; 2115 and 2000 episodes). data_dir holds ONESHOT_FILES. → dict
+    train=(tokens (M, 16, 64) float32, labels (M,) int64), sets={name: (x (n, 48, 64) float32, y (n,) in {+1, −1})}.
     Raises FileNotFoundError naming the first missing file; every file is looked for before any is read."""
     files = [os.path.join(data_dir, f) for f in ONESHOT_FILES]
     for path in files:
@@ -707,30 +835,46 @@ def oneshot_data(data_dir, n_eval, seed=0):
     sets = {'val': episodes(ev_tok[val], ev_lab[val], n_eval, g),
             'omniglot': episodes(ev_tok[test], ev_lab[test], n_eval, g)}
     for name, folder in (('mnist', 'mnist'), ('fashion', 'fashion-mnist')):
-        sets[name] = episodes(*load_idx(os.path.join(data_dir, folder)), n_eval, g)
+        sets[name] = pair_episodes(*load_idx(os.path.join(data_dir, folder)))
     return dict(train=(tr_tok, tr_lab), sets=sets)
 
 
 @torch.no_grad()
-def gd_accuracy(model, x, y, path_mask=None, chunk=500):
-    """Accuracy (paper 3, §4.1) of a PathsNet on episodes x: (n, T, N0), y: (n,) in {+1, −1}, keeping the paths
-    of path_mask (|Π|,) (None: all); runs on the model's device, `chunk` episodes at a time. → float in [0, 1]."""
+def gd_correct(model, x, y, path_mask=None, chunk=500, paths=False):
+    """Per-episode correctness sign(f) = y of a PathsNet on episodes x: (n, T, N0) (paths=True: their attentioned
+    inputs `model.path_inputs(x)`, (n, |Π|, N0)), y: (n,) in {+1, −1}, with the path weights path_mask (|Π|,)
+    (None: all paths); runs on the model's device, `chunk` episodes at a time. → (n,) bool."""
     dev = model.a.device
     mask = None if path_mask is None else path_mask.to(dev)
-    return accuracy(torch.cat([model(xb.to(dev), mask).cpu() for xb in x.split(chunk)]), y)
+    run = model.from_paths if paths else model
+    f = torch.cat([run(xb.to(dev), mask).cpu() for xb in x.split(chunk)])
+    return torch.sign(f) == y
 
 
-def train_gd_model(train, val, heads, n_embd, qk_dim, steps, batch, lr, eval_every, seed=0, device='cpu'):
+def gd_accuracy(model, x, y, path_mask=None, chunk=500):
+    """Accuracy (paper 3, §4.1) of a PathsNet on episodes x: (n, T, N0), y: (n,), as in `gd_correct`. → float."""
+    return gd_correct(model, x, y, path_mask, chunk).double().mean().item()
+
+
+def standard_error(p, n):
+    """Binomial standard error √(p(1−p)/n) of an accuracy p over n episodes."""
+    return math.sqrt(max(p * (1 - p), 0.0) / n)
+
+
+def train_gd_model(train, val, heads, n_embd, qk_dim, steps, batch, lr, eval_every, seed=0, device='cpu',
+                   param='torch', max_minutes=0.0):
     """Gradient-descent training of PathsNet, all weights (paper 3, App. H.1): MSE on `batch` fresh episodes of the
-    training tokens per step, Adam at learning rate lr, validation accuracy every eval_every steps and at the last;
-    the best-validation checkpoint is kept. train: (tokens (M, 16, N0), labels (M,)); val: (x, y) episodes;
-    heads: (H_1..H_L); steps ≥ 1. → (model on device in eval mode, seconds of training)."""
+    training tokens per step, Adam at learning rate lr (no schedule), validation accuracy every eval_every steps and
+    at the last; the best-validation checkpoint is kept. train: (tokens (M, 16, N0), labels (M,)); val: (x, y)
+    episodes; heads: (H_1..H_L); steps ≥ 1; param 'torch' or 'ntk' (PathsNet); max_minutes > 0 stops after that
+    much wall clock (then at a validation check). → (model on device in eval mode, info {'seconds', 'steps',
+    'best_step', 'best_val', 'curve': [[step, loss, val accuracy], ...]})."""
     tokens, labels = train
     torch.manual_seed(seed)
-    model = PathsNet(tokens.shape[-1], n_embd, qk_dim, heads).to(device)
+    model = PathsNet(tokens.shape[-1], n_embd, qk_dim, heads, param).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     g = torch.Generator().manual_seed(seed + 2)
-    best, best_state, t0 = -1.0, None, time.time()
+    best, best_state, best_step, curve, t0 = -1.0, None, 0, [], time.time()
     pbar = tqdm(range(1, steps + 1), desc='GD training')
     for step in pbar:
         x, y = episodes(tokens, labels, batch, g)      # fresh episodes every step
@@ -738,127 +882,241 @@ def train_gd_model(train, val, heads, n_embd, qk_dim, steps, batch, lr, eval_eve
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
-        if step % eval_every == 0 or step == steps:
+        out_of_time = max_minutes > 0 and time.time() - t0 > 60 * max_minutes
+        if step % eval_every == 0 or step == steps or out_of_time:
             acc = gd_accuracy(model, *val)
+            curve.append([step, loss.item(), acc])
             if acc > best:
-                best, best_state = acc, {k: v.detach().clone() for k, v in model.state_dict().items()}
+                best, best_step = acc, step
+                best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
             pbar.set_postfix(loss=f'{loss.item():.3f}', val=f'{acc:.3f}')
             tqdm.write(f"step {step}: loss {loss.item():.4f}, val acc {acc:.3f}, {time.time() - t0:.0f}s")
-    seconds = time.time() - t0
+            if out_of_time:
+                tqdm.write(f"stopping after {max_minutes} minutes at step {step}")
+                break
+    info = dict(seconds=time.time() - t0, steps=step, best_step=best_step, best_val=best, curve=curve)
     model.load_state_dict(best_state)
-    return model.eval(), seconds
+    return model.eval(), info
 
 
-def model_xi(model, x):
+def model_xi(model, x, chunk=500):
     """Attentioned inputs ξ^π (paper 3, eq. 7, mean readout) of episodes x: (n, T, N0) through a PathsNet's
-    attention, in float64 on the CPU. → (n, |Π|, N0)."""
-    x = x.double()
-    Omegas = [attention_QK(x, Q.detach().cpu().double(), K.detach().cpu().double()) for Q, K in zip(model.Q, model.K)]
-    return attentioned_inputs(x, Omegas, 'mean')
+    attention, in float64 on the CPU, `chunk` episodes at a time. → (n, |Π|, N0)."""
+    Qs = [Q.detach().cpu().double() for Q in model.Q]
+    Ks = [K.detach().cpu().double() for K in model.K]
+    out = []
+    for xb in x.double().split(chunk):
+        out.append(attentioned_inputs(xb, [attention_QK(xb, Q, K) for Q, K in zip(Qs, Ks)], 'mean'))
+    return torch.cat(out)
 
 
-def oneshot_theory(model, train, sets, P, widths, taus, seed=0, lr=0.1, tol=1e-5, max_iters=20000):
-    """Paper 3's theory (eqs. 9-12) with the query/key weights of a trained PathsNet (Fig. 3b): kernel regression on
-    P fresh training episodes, with τ chosen among taus on sets['val'] for the GP limit and for each width N.
-    train: (tokens, labels); sets: {name: (x, y)}. → (theory {'GP' or N: {set: accuracy, 'tau', and for N 'steps',
-    'max_grad'}}, the minimiser U (|Π|, |Π|) at the smallest N and its chosen τ)."""
+def oneshot_theory(model, train, sets, P, widths, taus, seed=0, lr=0.1, tol=1e-5, max_iters=20000,
+                   optimizer='lbfgs', n_pcs=50):
+    """Paper 3's theory (eqs. 9-12) with the query/key weights of a trained PathsNet (Fig. 3b-d): kernel regression on
+    P fresh training episodes; for the GP limit and for each width N the temperature τ is the one of taus with the
+    best accuracy on sets['val'] (App. H.2.1 scans the same grid, tuned in distribution), and every set is then
+    scored at that τ. train: (tokens, labels); sets: {name: (x, y)} with 'val' among them.
+    → dict: theory {'GP' or N: {set: accuracy, 'tau', and for N 'steps', 'max_grad', 'seconds'}},
+    tau_scan {'GP' or N: {τ: val accuracy}}, U {N: (|Π|, |Π|) minimiser at its τ}, alignment {'N=<smallest>',
+    'GP limit': first n_pcs overlaps |e_kᵀY|/|Y| of the training kernel's PCs (Fig. 3d)}, xi_tr (P, |Π|, N0), y_tr
+    (P,), xi_sets {name: (xi, y)}."""
     x_tr, y_tr = episodes(*train, P, torch.Generator().manual_seed(seed + 3))
     y_tr = y_tr.double()
     xi_tr = model_xi(model, x_tr)
     xi_sets = {k: (model_xi(model, x), y.double()) for k, (x, y) in sets.items()}
-    C = path_kernels(xi_tr)
 
-    def accuracies(U, tau):
-        return {k: accuracy(predictor(U, xi_tr, y_tr, xi, tau)[0], y) for k, (xi, y) in xi_sets.items()}
+    def accuracies(U, tau, names):
+        return {k: accuracy(predictor(U, xi_tr, y_tr, xi_sets[k][0], tau)[0], xi_sets[k][1]) for k in names}
 
-    gp = {tau: accuracies(torch.eye(xi_tr.shape[1], dtype=DTYPE), tau) for tau in taus}
-    tau_gp = max(taus, key=lambda t: gp[t]['val'])
-    theory, U_by_N = {'GP': dict(gp[tau_gp], tau=tau_gp)}, {}
+    rest = [k for k in xi_sets if k != 'val']
+    eye = torch.eye(xi_tr.shape[1], dtype=DTYPE)
+    scan = {'GP': {tau: accuracies(eye, tau, ['val'])['val'] for tau in taus}}
+    tau_gp = max(taus, key=lambda t: scan['GP'][t])
+    theory = {'GP': dict(val=scan['GP'][tau_gp], **accuracies(eye, tau_gp, rest), tau=tau_gp)}
+    Us_best = {}
     for N in tqdm(widths, desc='theory widths'):
+        scan[N], best = {}, None
         for tau in taus:
-            Us, _, info = minimise_action(C, y_tr, N, tau, model.heads, lr=lr, tol=tol, max_iters=max_iters)
-            acc = accuracies(Us[0], tau)
-            if N not in theory or acc['val'] > theory[N]['val']:
-                theory[N] = dict(acc, tau=tau, steps=info['steps'], max_grad=info['max_grad'])
-                U_by_N[N] = Us[0]
+            t0 = time.time()
+            Us, _, info = minimise_action(xi_tr, y_tr, N, tau, model.heads, lr=lr, tol=tol, max_iters=max_iters,
+                                          optimizer=optimizer)
+            scan[N][tau] = accuracies(Us[0], tau, ['val'])['val']
+            if best is None or scan[N][tau] > best[0]:
+                best = (scan[N][tau], tau, Us[0], dict(steps=info['steps'], max_grad=info['max_grad'],
+                                                       seconds=time.time() - t0))
+        val, tau, U, info = best
+        Us_best[N] = U
+        theory[N] = dict(val=val, **accuracies(U, tau, rest), tau=tau, **info)
         r = theory[N]
-        tqdm.write(f"N={N}: tau={r['tau']}, " + ", ".join(f"{k} {r[k]:.3f}" for k in xi_sets)
+        tqdm.write(f"N={N}: tau={tau}, " + ", ".join(f"{k} {r[k]:.3f}" for k in xi_sets)
                    + f" (steps {r['steps']}, max|grad| {r['max_grad']:.1e})")
-    return theory, U_by_N[min(widths)]
+    N_small, k = min(widths), min(n_pcs, P)
+    align = {f'N={N_small}': alignment(kernel(Us_best[N_small], xi_tr), y_tr)[:k].tolist(),
+             'GP limit': alignment(kernel(eye, xi_tr), y_tr)[:k].tolist()}
+    return dict(theory=theory, tau_scan=scan, U=Us_best, alignment=align, xi_tr=xi_tr, y_tr=y_tr, xi_sets=xi_sets)
 
 
-def prune_heads(model, sets, scores, names=ONESHOT_SETS):
-    """Head pruning without retraining (paper 3, §4.2, Fig. 3e/f): accuracy on each set in names after pruning
-    0, 1, 2, ... heads in increasing order of score, and the accuracy drop when each head alone is pruned.
-    sets: {name: (x, y)}; scores: (L, max H) head scores. → (order [(ℓ, h), ...], curve [{name: accuracy}, ...]
-    with curve[0] unpruned, drop {(ℓ, h): {name: accuracy drop}})."""
+def oneshot_nuts(th, N, heads, warmup, samples, seed=0, max_tree_depth=8):
+    """NUTS samples of the one-shot theory network's weights at width N and the τ chosen for N (paper 3, Fig. 3b
+    black dots, Fig. 3c "sampled"): the sampled mean predictor's accuracy on every set and U from the samples (eq. 13).
+    th: `oneshot_theory`'s dict (N among its widths). → dict N, tau, acc {set: accuracy}, U_sampled (|Π|, |Π|)
+    nested list, warmup, samples, seconds. Raises ImportError without pyro-ppl."""
+    tau = th['theory'][N]['tau']
+    t0 = time.time()
+    smp = nuts_sample(th['xi_tr'], th['y_tr'], N, heads, tau, warmup, samples, seed, max_tree_depth)
+    seconds = time.time() - t0
+    Vs = [smp[f'V{l + 1}'] for l in range(len(heads))]
+    acc = {}
+    for k, (xi, y) in th['xi_sets'].items():
+        f = torch.stack([network_output(xi, smp['V0'][s], smp['a'][s], [V[s] for V in Vs])
+                         for s in range(len(smp['a']))]).mean(0)
+        acc[k] = accuracy(f, y)
+    return dict(N=N, tau=tau, acc=acc, U_sampled=order_parameter_from_weights(smp['a'], Vs).tolist(),
+                warmup=warmup, samples=samples, seconds=seconds)
+
+
+def paired_se(c1, c2):
+    """Standard error of the accuracy difference of two classifiers scored on the same episodes: std(c1 − c2)/√n.
+    c1, c2: (n,) bool. → float."""
+    d = c1.double() - c2.double()
+    return (d.std() / math.sqrt(len(d))).item() if len(d) > 1 else float('nan')
+
+
+def prune_heads(model, xi_sets, scores, names=ONESHOT_SETS, rescale=True):
+    """Head pruning without retraining (paper 3, §4.2, Fig. 3e/f, Fig. 7): accuracy on each set in names after
+    pruning 0, 1, 2, ... heads in increasing order of score (until the next head would empty a layer), the accuracy
+    drop when each head alone is pruned, and the two lowest- against the two highest-scoring heads pruned, each with
+    its standard error (drops and differences: paired over the same episodes). xi_sets: {name: (model.path_inputs(x),
+    y)}; scores: (L, max H) head scores; rescale as in `head_path_mask`.
+    → dict order [(ℓ, h), ...], curve [{name: accuracy}] (curve[0] unpruned), curve_se, drop {(ℓ, h): {name: drop}},
+    drop_se, two {'lowest', 'highest': {'heads', 'acc', 'se'}, 'diff' (lowest − highest), 'diff_se'} (empty if
+    fewer than 4 heads, or if either pair empties a layer)."""
     heads = model.heads
-    accuracies = lambda pruned: {k: gd_accuracy(model, *sets[k], head_path_mask(heads, pruned)) for k in names}
+    correct = lambda pruned: {k: gd_correct(model, *xi_sets[k], head_path_mask(heads, pruned, rescale), paths=True)
+                              for k in names}
+    mean = lambda c: {k: v.double().mean().item() for k, v in c.items()}
+    se = lambda c: {k: standard_error(v.double().mean().item(), len(v)) for k, v in c.items()}
     order = sorted([(l, h) for l in range(len(heads)) for h in range(heads[l])], key=lambda lh: scores[lh])
-    curve = [accuracies(order[:n]) for n in range(len(order) + 1)]
-    drop = {}
+    base = correct([])
+    curve, curve_se = [mean(base)], [se(base)]
+    for n in range(1, len(order) + 1):
+        if any(sum(1 for l, _ in order[:n] if l == layer) == H for layer, H in enumerate(heads)):
+            break
+        c = correct(order[:n])
+        curve.append(mean(c))
+        curve_se.append(se(c))
+    drop, drop_se = {}, {}
     for lh in sorted(order):
-        acc = accuracies([lh])
-        drop[lh] = {k: curve[0][k] - acc[k] for k in names}
-    return order, curve, drop
+        c = correct([lh])
+        drop[lh] = {k: base[k].double().mean().item() - c[k].double().mean().item() for k in names}
+        drop_se[lh] = {k: paired_se(base[k], c[k]) for k in names}
+    two = {}
+    picks = {'lowest': order[:2], 'highest': order[-2:]}
+    empties = lambda pruned: any(sum(1 for l, _ in pruned if l == layer) == H for layer, H in enumerate(heads))
+    if len(order) >= 4 and not any(empties(p) for p in picks.values()):
+        cs = {w: correct(p) for w, p in picks.items()}
+        two = {w: dict(heads=[head_label(*lh) for lh in picks[w]], acc=mean(cs[w]), se=se(cs[w])) for w in picks}
+        two['diff'] = {k: two['lowest']['acc'][k] - two['highest']['acc'][k] for k in names}
+        two['diff_se'] = {k: paired_se(cs['lowest'][k], cs['highest'][k]) for k in names}
+    return dict(order=order, curve=curve, curve_se=curve_se, drop=drop, drop_se=drop_se, two=two)
 
 
-def plot_oneshot(res, out_dir):
-    """Paper 3's Fig. 3b (accuracy against N), 3c (U, theory and gradient descent) and 3e/f (head scores, pruning)
-    from the `oneshot` command's results, as paths_oneshot_{accuracy,U,pruning}.png in out_dir."""
+def plot_oneshot(res, out_dir, tag=''):
+    """Paper 3's Fig. 3b (accuracy against N, NUTS points if sampled), 3c (U: theory, sampled, gradient descent),
+    3d (kernel-PC overlaps with the labels) and 3e/f (head scores against pruning drops, accuracy after pruning;
+    Fig. 7 for other head counts) from the `oneshot` command's results, as paths_oneshot_{accuracy,U,alignment,
+    pruning}<tag>.png in out_dir."""
     plt = pyplot()
-    cfg, theory = res['config'], res['theory']
+    cfg, theory, n = res['config'], res['theory'], res['n_episodes']
     Ns = sorted(cfg['widths'])
-    fig, ax = plt.subplots(figsize=(4.4, 3.2))
+    title = f"L={len(cfg['heads'])}, H={cfg['heads'][0]}, P={cfg['P']}"
+    fig, ax = plt.subplots(figsize=(4.6, 3.3))
     for k, c in zip(ONESHOT_SETS, 'bgm'):
-        ax.semilogx(Ns, [theory[str(N)][k] for N in Ns], c + '-x', label=f'theory {k}')
+        acc = np.array([theory[str(N)][k] for N in Ns])
+        ax.errorbar(Ns, acc, yerr=[standard_error(a, n[k]) for a in acc], fmt=c + '-x', ms=5, capsize=2,
+                    label=f'theory {k}')
         ax.axhline(theory['GP'][k], color=c, ls='--', lw=0.8)
+        if res.get('nuts'):
+            ax.plot([res['nuts']['N']], [res['nuts']['acc'][k]], 'ko', ms=4,
+                    label='NUTS samples' if k == ONESHOT_SETS[0] else None)
+    ax.set_xscale('log')
     ax.set_xlabel('N')
     ax.set_ylabel('test accuracy')
-    ax.set_title('one-shot episodes (dashed: GP limit)', fontsize=10)
+    ax.set_title(f'one-shot, {title} (dashed: GP limit)', fontsize=9)
     ax.legend(fontsize=7)
-    fig.savefig(os.path.join(out_dir, 'paths_oneshot_accuracy.png'), dpi=110, bbox_inches='tight')
+    fig.savefig(os.path.join(out_dir, f'paths_oneshot_accuracy{tag}.png'), dpi=110, bbox_inches='tight')
     plt.close(fig)
     U_gd = np.array(res['U_gd'])
-    plot_U_grid({f"theory N={res['U_theory_N']}": res['U_theory'], 'gradient descent': U_gd / np.abs(U_gd).max()},
-                path_names(cfg['heads']), os.path.join(out_dir, 'paths_oneshot_U.png'), 'order parameter by path')
-    fig, axes = plt.subplots(1, 2, figsize=(8.5, 3.0))
+    Us = {f"theory N={res['U_theory_N']}": res['U_theory']}
+    if res.get('nuts'):
+        Us[f"sampled N={res['nuts']['N']}"] = res['nuts']['U_sampled']
+    Us['gradient descent (÷max)'] = U_gd / np.abs(U_gd).max()
+    plot_U_grid(Us, path_names(cfg['heads']), os.path.join(out_dir, f'paths_oneshot_U{tag}.png'),
+                f'order parameter by path, {title}')
+    fig, ax = plt.subplots(figsize=(4.4, 3.0))
+    for (label, overlap), color in zip(res['alignment'].items(), ('b', 'orange')):
+        ax.plot(range(1, len(overlap) + 1), overlap, '.-', color=color, label=label)
+    ax.set_xlabel('kernel PC rank')
+    ax.set_ylabel('|overlap with Y|')
+    ax.set_title(f'one-shot kernel-task alignment, {title}', fontsize=9)
+    ax.legend(fontsize=8)
+    fig.savefig(os.path.join(out_dir, f'paths_oneshot_alignment{tag}.png'), dpi=110, bbox_inches='tight')
+    plt.close(fig)
     labels = list(res['head_scores'])
+    fig, axes = plt.subplots(1, 2, figsize=(max(8.5, 0.45 * len(labels) + 5), 3.0))
     xs = np.arange(len(labels))
     drops = np.array([res['prune_drop'][lab]['omniglot'] for lab in labels])
+    drop_se = np.array([res['prune_drop_se'][lab]['omniglot'] for lab in labels])
+    scale = max(1e-9, np.abs(drops).max())
     axes[0].bar(xs - 0.2, [res['head_scores'][lab] for lab in labels], 0.4, color='b', label='head score (theory)')
-    axes[0].bar(xs + 0.2, drops / max(1e-9, drops.max()), 0.4, color='r', label='accuracy drop (normalised)')
+    axes[0].bar(xs + 0.2, drops / scale, 0.4, yerr=drop_se / scale, color='r', capsize=2,
+                label=f'Omniglot accuracy drop (÷{scale:.3f})')
     axes[0].set_xticks(xs)
-    axes[0].set_xticklabels(labels)
+    axes[0].set_xticklabels(labels, fontsize=7)
     axes[0].set_xlabel('head (layer.head)')
     axes[0].legend(fontsize=7)
-    curve = res['prune_curve']
+    curve, curve_se = res['prune_curve'], res['prune_curve_se']
     for k, c in zip(ONESHOT_SETS, 'bgm'):
-        axes[1].plot(range(len(curve)), [p[k] for p in curve], c + '.-', label=k)
+        axes[1].errorbar(range(len(curve)), [p[k] for p in curve], yerr=[p[k] for p in curve_se], fmt=c + '.-',
+                         capsize=2, label=k)
     axes[1].set_xlabel('heads pruned (lowest score first)')
     axes[1].set_ylabel('accuracy')
     axes[1].legend(fontsize=7)
-    fig.savefig(os.path.join(out_dir, 'paths_oneshot_pruning.png'), dpi=110, bbox_inches='tight')
+    fig.suptitle(f'head pruning, {title}', fontsize=9)
+    fig.savefig(os.path.join(out_dir, f'paths_oneshot_pruning{tag}.png'), dpi=110, bbox_inches='tight')
     plt.close(fig)
 
 
 def print_oneshot(res):
-    """The accuracy, head-score and pruning tables of the `oneshot` command's results."""
-    theory, gd = res['theory'], res['gd']
-    print(f"\n| {'N':>6s} | tau | Omniglot | MNIST | Fashion |")
+    """The accuracy, head-score and pruning tables of the `oneshot` command's results (± standard errors)."""
+    theory, gd, gd_se, n = res['theory'], res['gd'], res['gd_se'], res['n_episodes']
+    pm = lambda a, k: f"{a:.3f} ± {standard_error(a, n[k]):.3f}"
+    print(f"\nepisodes: " + ", ".join(f"{k} {v}" for k, v in n.items()))
+    print(f"\n| {'N':>6s} | tau | Omniglot | MNIST 0/1 | Fashion 0/1 |")
     for key in ['GP'] + [str(N) for N in res['config']['widths']]:
         r = theory[key]
-        print(f"| {key:>6s} | {r['tau']} | {r['omniglot']:.3f} | {r['mnist']:.3f} | {r['fashion']:.3f} |")
-    print(f"| GD model | - | {gd['omniglot']:.3f} | {gd['mnist']:.3f} | {gd['fashion']:.3f} |")
+        print(f"| {key:>6s} | {r['tau']} | " + " | ".join(pm(r[k], k) for k in ONESHOT_SETS) + " |")
+    print(f"| GD model | - | " + " | ".join(f"{gd[k]:.3f} ± {gd_se[k]:.3f}" for k in ONESHOT_SETS) + " |")
+    if res.get('nuts'):
+        nt = res['nuts']
+        print(f"| NUTS N={nt['N']} | {nt['tau']} | " + " | ".join(pm(nt['acc'][k], k) for k in ONESHOT_SETS) + " |")
     print("\n| head | score (theory) | score (GD weights) | Omniglot drop | MNIST drop | Fashion drop |")
     for lab, score in res['head_scores'].items():
-        drop = res['prune_drop'][lab]
-        print(f"| {lab} | {score:.3f} | {res['head_scores_gd'][lab]:.3f} | {drop['omniglot']:+.3f} | "
-              f"{drop['mnist']:+.3f} | {drop['fashion']:+.3f} |")
+        d, e = res['prune_drop'][lab], res['prune_drop_se'][lab]
+        print(f"| {lab} | {score:.3f} | {res['head_scores_gd'][lab]:.3f} | "
+              + " | ".join(f"{d[k]:+.3f} ± {e[k]:.3f}" for k in ONESHOT_SETS) + " |")
     print("\n| pruned | heads | Omniglot | MNIST | Fashion |")
-    for n, p in enumerate(res['prune_curve']):
-        print(f"| {n} | {','.join(res['prune_order'][:n]) or '-'} | {p['omniglot']:.3f} | {p['mnist']:.3f} | "
-              f"{p['fashion']:.3f} |")
+    for i, (p, e) in enumerate(zip(res['prune_curve'], res['prune_curve_se'])):
+        print(f"| {i} | {','.join(res['prune_order'][:i]) or '-'} | "
+              + " | ".join(f"{p[k]:.3f} ± {e[k]:.3f}" for k in ONESHOT_SETS) + " |")
+    two = res['prune_two']
+    if two:
+        print("\n| pruned | heads | " + " | ".join(ONESHOT_SETS) + " |")
+        for w in ('lowest', 'highest'):
+            print(f"| two {w}-scoring | {','.join(two[w]['heads'])} | "
+                  + " | ".join(f"{two[w]['acc'][k]:.3f} ± {two[w]['se'][k]:.3f}" for k in ONESHOT_SETS) + " |")
+        print(f"| lowest − highest (paired) | | "
+              + " | ".join(f"{two['diff'][k]:+.3f} ± {two['diff_se'][k]:.3f}" for k in ONESHOT_SETS) + " |")
 
 # ----------------------------------------------------------------------------- the commands
 
@@ -934,7 +1192,7 @@ def nuts(out_dir='out/paths',         # nuts.json and paths_nuts_U.png go here (
     return res
 
 
-def oneshot(out_dir='out/paths',      # oneshot.json and PNGs go here
+def oneshot(out_dir='out/paths-oneshot',   # results.json and PNGs go here
             seed=0,                   # model init and episodes
             device='cpu',             # the gradient-descent model's device; the theory runs in float64 on the CPU
             data_dir='data',          # holds omniglot/images_{background,evaluation}.npz, mnist/ and fashion-mnist/
@@ -943,51 +1201,101 @@ def oneshot(out_dir='out/paths',      # oneshot.json and PNGs go here
             qk_dim=128,               # G, the query-key dimension
             heads=4,                  # H, heads per layer
             layers=2,                 # L, attention layers
+            param='torch',            # 'torch': the authors' nn.Linear weights and init; 'ntk': N(0,1) times 1/sqrt(fan_in)
             gd_steps=4000,            # Adam steps of the gradient-descent model (paper: 41,250)
             gd_batch=128,             # fresh training episodes per step
-            gd_lr=1e-3,               # Adam learning rate (paper: 3e-4)
+            gd_lr=3e-4,               # Adam learning rate (the paper's)
+            gd_max_minutes=0.0,       # stop training after this many minutes of wall clock (0: no limit)
             eval_every=250,           # steps between validation checks; the best checkpoint is kept
-            n_eval=1000,              # episodes per validation and test set
-            P=300,                    # training episodes of the theory (paper: 600)
-            widths=(10, 30, 100, 300, 1000),     # the N of the theory
-            taus=(0.05, 0.1, 0.25, 0.5, 1.0),    # temperatures tried for each N, chosen on validation episodes
+            n_eval=4000,              # Omniglot episodes per validation and test set (MNIST/Fashion: every 0/1 image)
+            load='',                  # a gd_model.pt saved by save_model: skip training and use that model
+            save_model='',            # write the trained model (state dict and its settings) to this .pt path
+            P=600,                    # training episodes of the theory (the paper's)
+            widths=(10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000),   # the N of the theory (the paper's)
+            taus=(0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5),  # tau grid, chosen per N on validation
+            optimizer='lbfgs',        # the action's minimiser: 'lbfgs' or 'adam' (the authors')
             lr=0.1,                   # Adam learning rate of the theory's minimisation
             tol=1e-5,                 # its stopping gradient
-            max_iters=20000):         # its most steps
-    """Fig. 3 of paper 3 (§4.2, App. H): GD model on Omniglot, theory on its Q/K over N, ID/OOD accuracy, pruning."""
+            max_iters=20000,          # its most steps
+            nuts_samples=0,           # > 0: NUTS samples of the theory network at the smallest N (Fig. 3b/3c points)
+            nuts_warmup=200,          # their warm-up steps
+            nuts_tree_depth=6,        # NUTS tree depth limit
+            tag=''):                  # suffix of the PNG names (paths_oneshot_accuracy<tag>.png)
+    """Fig. 3 of paper 3 (§4.2, App. H; Figs. 6, 7 with other heads/layers): GD model on Omniglot, theory on its Q/K
+    over N, ID/OOD accuracy, kernel alignment, head pruning."""
     require(heads >= 1 and layers >= 1, f"need heads, layers >= 1, got {heads}, {layers}")
     require(min(n_embd, qk_dim, gd_steps, gd_batch, eval_every, n_eval) >= 1,
             "n_embd, qk_dim, gd_steps, gd_batch, eval_every and n_eval must be at least 1")
+    require(param in PARAMS, f"param must be one of {', '.join(PARAMS)}, got {param!r}")
+    require(optimizer in OPTIMIZERS, f"optimizer must be one of {', '.join(OPTIMIZERS)}, got {optimizer!r}")
     require(P >= 2, f"P must be at least 2, got {P}")
     require(len(widths) > 0 and min(widths) >= 1, f"widths must be positive, got {widths}")
     require(len(taus) > 0 and min(taus) > 0, f"taus must be positive, got {taus}")
+    require(nuts_samples == 0 or importlib.util.find_spec('pyro') is not None,
+            "nuts_samples > 0 needs pyro-ppl (pip install pyro-ppl), an optional dependency")
+    require(not load or os.path.exists(load), f"load={load!r}: no such file")
     dev = checked_device(device)
     try:
         data = oneshot_data(data_dir, n_eval, seed)
     except FileNotFoundError as e:
         fail(f"missing data file {e.filename} (data_dir={data_dir} must hold {', '.join(ONESHOT_FILES)})")
-    shape = (heads,) * layers
-    print(f"one-shot: GD model N={n_embd}, G={qk_dim}, heads={shape}, N0={data['train'][0].shape[-1]}, T=48, "
-          f"{gd_steps} steps × batch {gd_batch}, Adam {gd_lr}")
-    model, seconds = train_gd_model(data['train'], data['sets']['val'], shape, n_embd, qk_dim, gd_steps, gd_batch,
-                                    gd_lr, eval_every, seed, dev)
-    gd = {k: gd_accuracy(model, *data['sets'][k]) for k in ('val',) + ONESHOT_SETS}
-    print("GD model (best val checkpoint): " + ", ".join(f"{k} {v:.3f}" for k, v in gd.items()))
-    theory, U = oneshot_theory(model, data['train'], data['sets'], P, widths, taus, seed, lr, tol, max_iters)
-    U_gd = order_parameter_from_weights(model.a.detach().cpu().double(), [V.detach().cpu().double() for V in model.Vs])
+    N0 = data['train'][0].shape[-1]
+    if load:
+        ckpt = torch.load(load, map_location='cpu')
+        arch = ckpt['arch']
+        n_embd, qk_dim, param, shape = arch['n_embd'], arch['qk_dim'], arch['param'], tuple(arch['heads'])
+        model = PathsNet(N0, n_embd, qk_dim, shape, param)
+        model.load_state_dict(ckpt['state_dict'])
+        model = model.to(dev).eval()
+        train_info = ckpt['train']
+        print(f"one-shot: GD model from {load}: N={n_embd}, G={qk_dim}, heads={shape}, param={param}, "
+              f"{train_info['steps']} steps, best val at step {train_info['best_step']}")
+    else:
+        shape = (heads,) * layers
+        print(f"one-shot: GD model N={n_embd}, G={qk_dim}, heads={shape}, N0={N0}, T=48, param={param}, "
+              f"{gd_steps} steps × batch {gd_batch}, Adam {gd_lr}")
+        model, train_info = train_gd_model(data['train'], data['sets']['val'], shape, n_embd, qk_dim, gd_steps,
+                                           gd_batch, gd_lr, eval_every, seed, dev, param, gd_max_minutes)
+        if save_model:
+            os.makedirs(os.path.dirname(os.path.abspath(save_model)), exist_ok=True)
+            torch.save(dict(state_dict=model.state_dict(), train=train_info,
+                            arch=dict(n_embd=n_embd, qk_dim=qk_dim, param=param, heads=list(shape))), save_model)
+    sets = data['sets']
+    n = {k: len(y) for k, (x, y) in sets.items()}
+    gd_c = {k: gd_correct(model, *sets[k]) for k in sets}
+    gd = {k: c.double().mean().item() for k, c in gd_c.items()}
+    gd_se = {k: standard_error(gd[k], n[k]) for k in sets}
+    print("GD model (best val checkpoint): " + ", ".join(f"{k} {v:.3f} ± {gd_se[k]:.3f}" for k, v in gd.items()))
+    th = oneshot_theory(model, data['train'], sets, P, widths, taus, seed, lr, tol, max_iters, optimizer)
+    theory, N_small = th['theory'], min(widths)
+    U = th['U'][N_small]
+    V0, Vs, a = model.weights()
+    U_gd = order_parameter_from_weights(a.detach().cpu().double(), [V.detach().cpu().double() for V in Vs])
     scores, scores_gd = head_scores(U, shape), head_scores(U_gd, shape)     # Fig. 3e/f: theory's U at the smallest N
-    order, curve, drop = prune_heads(model, data['sets'], scores)
-    res = dict(gd=gd, gd_train_seconds=seconds, theory={str(k): v for k, v in theory.items()},
-               U_theory_N=min(widths), U_theory=U.tolist(), U_gd=U_gd.tolist(),
-               head_scores={head_label(*lh): scores[lh] for lh in drop},
-               head_scores_gd={head_label(*lh): scores_gd[lh] for lh in drop},
-               prune_drop={head_label(*lh): v for lh, v in drop.items()},
-               prune_order=[head_label(*lh) for lh in order], prune_curve=curve,
-               config=dict(n_embd=n_embd, qk_dim=qk_dim, heads=shape, gd_steps=gd_steps, gd_batch=gd_batch,
-                           gd_lr=gd_lr, P=P, n_eval=n_eval, widths=widths, taus=taus, seed=seed))
+    with torch.no_grad():
+        xi_gd = {k: (torch.cat([model.path_inputs(xb.to(dev)).cpu() for xb in x.split(500)]), y)
+                 for k, (x, y) in sets.items()}
+    pr = prune_heads(model, xi_gd, scores)
+    label = lambda d: {head_label(*lh): v for lh, v in d.items()}
+    res = dict(gd_acc=gd['omniglot'], gp_acc=theory['GP']['omniglot'],
+               fw_acc={str(N): theory[N]['omniglot'] for N in widths},
+               n_episodes=n, gd=gd, gd_se=gd_se, gd_train=train_info,
+               theory={str(k): v for k, v in theory.items()},
+               tau_scan={str(k): {str(t): a for t, a in v.items()} for k, v in th['tau_scan'].items()},
+               U_theory_N=N_small, U_theory=U.tolist(), U_gd=U_gd.tolist(), alignment=th['alignment'],
+               head_scores={head_label(*lh): scores[lh] for lh in pr['drop']},
+               head_scores_gd={head_label(*lh): scores_gd[lh] for lh in pr['drop']},
+               prune_drop=label(pr['drop']), prune_drop_se=label(pr['drop_se']),
+               prune_order=[head_label(*lh) for lh in pr['order']], prune_curve=pr['curve'],
+               prune_curve_se=pr['curve_se'], prune_two=pr['two'],
+               config=dict(n_embd=n_embd, qk_dim=qk_dim, heads=shape, param=param, gd_steps=gd_steps,
+                           gd_batch=gd_batch, gd_lr=gd_lr, load=load, P=P, n_eval=n_eval, widths=widths, taus=taus,
+                           optimizer=optimizer, seed=seed))
+    if nuts_samples > 0:
+        res['nuts'] = oneshot_nuts(th, N_small, shape, nuts_warmup, nuts_samples, seed, nuts_tree_depth)
     os.makedirs(out_dir, exist_ok=True)
-    save_json(res, os.path.join(out_dir, 'oneshot.json'))
-    plot_oneshot(res, out_dir)
+    save_json(res, os.path.join(out_dir, 'results.json'))
+    plot_oneshot(res, out_dir, tag)
     print_oneshot(res)
     print(f"results and figures in {out_dir}/")
     return res

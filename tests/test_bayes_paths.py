@@ -257,20 +257,78 @@ def test_idx_loader(tmp_path):
         bp.load_idx(str(tmp_path / 'nope'))
 
 
-def test_paths_net_pruning_equals_zeroing_the_head():
+def test_pair_episodes_every_query_once_fixed_supports():
+    # tokens that encode their own index; classes 0 and 1 have 3 and 4 images, class 2 is ignored
+    labels = torch.tensor([1, 0, 2, 1, 0, 1, 0, 1, 2])
+    tokens = torch.zeros(9, 16, 64)
+    tokens[:, :, 0] = torch.arange(9).float()[:, None]
+    x, y = bp.pair_episodes(tokens, labels)
+    assert x.shape == (7, 48, 64) and y.tolist() == [1.0] * 3 + [-1.0] * 4
+    code = x - bp.position_code(48, 64)
+    ids = torch.round(code[:, ::16, 0] - bp.label_vectors(64)[:, 0]).long()      # (7, 3): support0, support1, query
+    assert ids[:, 2].tolist() == [1, 4, 6, 0, 3, 5, 7]                            # every 0/1 image once, 0s first
+    assert (labels[ids[:, 0]] == 0).all() and (labels[ids[:, 1]] == 1).all()      # class-0 support first
+    assert (ids[:, 0] != ids[:, 2]).all() and (ids[:, 1] != ids[:, 2]).all()      # never the query itself
+    assert torch.equal(bp.pair_episodes(tokens, labels)[0], x)                    # fixed, not random
+    with pytest.raises(ValueError):
+        bp.pair_episodes(tokens, torch.tensor([0, 1, 1, 2, 2, 2, 2, 2, 2]))
+
+
+@pytest.mark.parametrize('param', ['torch', 'ntk'])
+def test_paths_net_is_the_layer_form_and_pruning_zeroes_the_head(param):
     torch.manual_seed(0)
     heads = (3, 2)
-    net = bp.PathsNet(N0=8, N=6, G=5, heads=heads).double()
+    net = bp.PathsNet(N0=8, N=6, G=5, heads=heads, param=param).double()
     x = torch.randn(4, 9, 8, dtype=D64)
     Omegas = net.omegas(x)
-    Vs = [V.detach().clone() for V in net.Vs]
+    V0, Vs, a = [w.detach().clone() if torch.is_tensor(w) else [v.detach().clone() for v in w] for w in net.weights()]
     with torch.no_grad():
         f = net(x)
-        assert torch.allclose(f, bp.network_output_layers(x, Omegas, net.V0, net.a, Vs, 'mean'), atol=1e-10)
-        Vs[0][1] = 0                                                 # prune head 2 of layer 1 in the layer form
-        f_pruned = net(x, bp.head_path_mask(heads, [(0, 1)]).double())
-        assert torch.allclose(f_pruned, bp.network_output_layers(x, Omegas, net.V0, net.a, Vs, 'mean'), atol=1e-10)
-        assert not torch.allclose(f_pruned, f)
+        assert torch.allclose(f, bp.network_output_layers(x, Omegas, V0, a, Vs, 'mean'), atol=1e-10)
+        # pruning head 2 of layer 1: the head's value weights zeroed; with the authors' rescaling the layer's head sum
+        # is divided by √(H−1) instead of √H
+        Vz = [V.clone() for V in Vs]
+        Vz[0][1] = 0
+        ref = bp.network_output_layers(x, Omegas, V0, a, Vz, 'mean')
+        f_plain = net(x, bp.head_path_mask(heads, [(0, 1)], rescale=False).double())
+        f_scaled = net(x, bp.head_path_mask(heads, [(0, 1)]).double())
+        assert torch.allclose(f_plain, ref, atol=1e-10)
+        assert torch.allclose(f_scaled, ref * math.sqrt(3 / 2), atol=1e-10)
+        assert not torch.allclose(f_plain, f)
+        # a layer with every head pruned gives f = 0
+        assert torch.count_nonzero(bp.head_path_mask(heads, [(1, 0), (1, 1)])) == 0
+        # the same model from precomputed attentioned inputs
+        xi = net.path_inputs(x)
+        assert torch.allclose(net.from_paths(xi), f, atol=1e-12)
+    y = torch.sign(f)
+    assert bp.gd_correct(net, x, y).all() and bp.gd_correct(net, xi, y, paths=True).all()
+
+
+def test_torch_param_is_the_authors_init_and_differs_from_ntk_only_in_scale():
+    torch.manual_seed(0)
+    N0, N, G = 64, 256, 32
+    net = bp.PathsNet(N0, N, G, (4, 4), 'torch')
+    # nn.Linear's default init: U(−1/√fan_in, 1/√fan_in)
+    for w, fan_in in [(net.V0, N0), (net.Vs[0], N), (net.a, N), (net.Q[0], N0), (net.K[1], N0)]:
+        b = 1 / math.sqrt(fan_in)
+        assert w.abs().max().item() <= b and w.abs().max().item() > 0.95 * b
+        assert abs(w.std().item() - b / math.sqrt(3)) < 0.05 * b
+    # the paper's units: a torch weight times √fan_in, variance 1/3
+    V0, Vs, a = net.weights()
+    assert abs(V0.std().item() - 1 / math.sqrt(3)) < 0.02 and abs(Vs[0].std().item() - 1 / math.sqrt(3)) < 0.02
+    ntk = bp.PathsNet(N0, N, G, (4, 4), 'ntk')
+    assert abs(ntk.V0.std().item() - 1) < 0.05
+    # one Adam step moves a torch weight by about lr, i.e. √fan_in·lr in the paper's units; an ntk weight by lr
+    x, y = torch.randn(8, 12, N0), torch.sign(torch.randn(8))
+    for model, gain in [(net, math.sqrt(N)), (ntk, 1.0)]:
+        before = model.weights()[1][0].detach().clone()
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+        moved = (model.weights()[1][0].detach() - before).abs().median().item()
+        assert abs(moved / (1e-3 * gain) - 1) < 0.1
+    with pytest.raises(ValueError):
+        bp.PathsNet(N0, N, G, (2,), 'mup')
 
 
 # ---------------------------------------------------------------------------------------------- the commands, tiny
@@ -308,20 +366,31 @@ def test_hmc_command_tiny(tmp_path, two_paths):
 
 def test_oneshot_command_tiny(tmp_path):
     write_oneshot_data(tmp_path / 'data')
-    res = bp.oneshot(out_dir=str(tmp_path / 'out'), data_dir=str(tmp_path / 'data'), n_embd=8, qk_dim=4, heads=2,
-                     layers=2, gd_steps=3, gd_batch=4, eval_every=2, n_eval=20, P=10, widths=(10, 30),
-                     taus=(0.5, 1.0), max_iters=50)
-    assert set(res['theory']) == {'GP', '10', '30'}
+    kw = dict(data_dir=str(tmp_path / 'data'), n_embd=8, qk_dim=4, gd_batch=4, eval_every=2, n_eval=20, P=10,
+              widths=(10, 30), taus=(0.5, 1.0), max_iters=50)
+    res = bp.oneshot(out_dir=str(tmp_path / 'out'), heads=2, layers=2, gd_steps=3,
+                     save_model=str(tmp_path / 'm.pt'), **kw)
+    assert set(res['theory']) == {'GP', '10', '30'} and set(res['fw_acc']) == {'10', '30'}
+    assert res['gd_acc'] == res['gd']['omniglot'] and res['gp_acc'] == res['theory']['GP']['omniglot']
+    assert res['n_episodes'] == {'val': 20, 'omniglot': 20, 'mnist': 4, 'fashion': 4}   # every 0/1 image once
     assert all(res['theory'][k]['tau'] in (0.5, 1.0) for k in res['theory'])
+    assert set(res['tau_scan']['10']) == {'0.5', '1.0'}
     assert np.array(res['U_theory']).shape == (4, 4) and res['U_theory_N'] == 10
+    assert len(res['alignment']['N=10']) == 10                                  # at most P kernel PCs
     assert sorted(res['head_scores']) == ['1.1', '1.2', '2.1', '2.2'] and max(res['head_scores'].values()) == 1
     curve = res['prune_curve']
-    assert len(curve) == 5 and all(curve[0][k] == res['gd'][k] for k in bp.ONESHOT_SETS)   # curve[0]: unpruned
-    assert all(curve[-1][k] == 0 for k in bp.ONESHOT_SETS)        # every head pruned: f = 0, whose sign is no label
+    assert 2 <= len(curve) <= 3 and all(curve[0][k] == res['gd'][k] for k in bp.ONESHOT_SETS)  # curve[0]: unpruned
     assert res['prune_order'] == sorted(res['head_scores'], key=res['head_scores'].get)
-    assert json.loads((tmp_path / 'out' / 'oneshot.json').read_text())['prune_order'] == res['prune_order']
-    for name in ('accuracy', 'U', 'pruning'):
+    assert res['prune_two'] == {}                                                # any two of four heads empty a layer
+    assert json.loads((tmp_path / 'out' / 'results.json').read_text())['prune_order'] == res['prune_order']
+    for name in ('accuracy', 'U', 'alignment', 'pruning'):
         assert (tmp_path / 'out' / f'paths_oneshot_{name}.png').exists()
+    # the saved model, loaded, gives the same GD accuracies; three layers of three heads run too
+    again = bp.oneshot(out_dir=str(tmp_path / 'out2'), load=str(tmp_path / 'm.pt'), tag='_again', **kw)
+    assert again['gd'] == res['gd'] and (tmp_path / 'out2' / 'paths_oneshot_U_again.png').exists()
+    deep = bp.oneshot(out_dir=str(tmp_path / 'out3'), heads=3, layers=3, gd_steps=2, param='ntk', **kw)
+    assert np.array(deep['U_theory']).shape == (27, 27) and len(deep['head_scores']) == 9
+    assert set(deep['prune_two']) == {'lowest', 'highest', 'diff', 'diff_se'}
 
 
 # ---------------------------------------------------------------------------------------------- command line

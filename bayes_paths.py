@@ -13,6 +13,7 @@ K = (1/H^L) Σ_ππ' U_ππ' C_ππ' whose order parameter U minimises an action
     python bayes_paths.py hmc      [config.py ...] [--key=value ...]   # hidden Markov chain task, Fig. 2
     python bayes_paths.py nuts     [config.py ...] [--key=value ...]   # NUTS samples vs theory (needs pyro-ppl)
     python bayes_paths.py oneshot  [config.py ...] [--key=value ...]   # one-shot Omniglot, OOD, head pruning, Fig. 3
+    python bayes_paths.py timing   [--key=value ...]                   # ms per action-gradient step, C against ξ
 
 `python bayes_paths.py CMD --help` lists a command's keys; a config file holds plain assignments of them
 (`python bayes_paths.py oneshot config/oneshot_paper.py --device=cuda`). `oneshot` reads data_dir (default
@@ -1301,5 +1302,57 @@ def oneshot(out_dir='out/paths-oneshot',   # results.json and PNGs go here
     return res
 
 
+def timing(P=600,                     # training examples (the one-shot theory's)
+           heads=4,                   # heads per layer
+           layers=2,                  # layers: |Π| = heads**layers paths
+           N0=64,                     # input dimension (the one-shot tokens')
+           N=10,                      # width in the action
+           tau=0.5,                   # temperature
+           repeats=20,                # timed steps per variant (the median is printed)
+           threads=1,                 # torch threads
+           seed=0):                   # random attentioned inputs and labels
+    """Milliseconds per action-gradient step (paper 3, eqs. 11-12) from path kernels C against contracting ξ."""
+    require(min(P, heads, layers, N0, N, repeats, threads) >= 1 and tau > 0, "every size must be positive, tau > 0")
+    torch.set_num_threads(threads)
+    g = torch.Generator().manual_seed(seed)
+    shape, n = (heads,) * layers, heads ** layers
+    xi = torch.randn(P, n, N0, generator=g, dtype=DTYPE)
+    Y = torch.sign(torch.randn(P, generator=g, dtype=DTYPE))
+    t0 = time.perf_counter()
+    C = path_kernels(xi)
+    build = time.perf_counter() - t0
+    Ls = [(torch.linalg.cholesky(U) + 0.01 * torch.randn(U.shape, generator=g, dtype=DTYPE).tril()).requires_grad_(True)
+          for U in gp_order_parameters(shape)]
+    grads = {}
+
+    def step(source, closed):
+        Us = [torch.tril(Lf) @ torch.tril(Lf).T for Lf in Ls]
+        S = entropy(Us, shape) + energy(training_kernel(Us[0], source), Y, tau, closed) / N
+        for Lf in Ls:
+            Lf.grad = None
+        S.backward()
+        return S.item(), torch.cat([Lf.grad.flatten() for Lf in Ls])
+
+    variants = {'C, autograd energy (before)': (C, False), 'C, closed-form energy gradient': (C, True),
+                'xi, autograd energy': (xi, False), 'xi, closed-form energy gradient (after)': (xi, True)}
+    print(f"P={P}, |Π|={n} (heads {shape}), N0={N0}, {threads} thread(s); C: {C.numel() * 8 / 2 ** 20:.0f} MiB, "
+          f"built in {build * 1000:.0f} ms")
+    ms = {}
+    for name, (source, closed) in variants.items():
+        grads[name] = step(source, closed)
+        times = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            step(source, closed)
+            times.append(time.perf_counter() - t0)
+        ms[name] = 1000 * float(np.median(times))
+        print(f"  {name:42s} {ms[name]:8.1f} ms per step (median of {repeats})")
+    S0, g0 = grads['C, autograd energy (before)']
+    for name, (S, gr) in grads.items():
+        print(f"  {name:42s} |ΔS|/|S| {abs(S - S0) / abs(S0):.1e}, max|Δgrad|/max|grad| "
+              f"{(gr - g0).abs().max().item() / g0.abs().max().item():.1e}")
+    return dict(ms=ms, C_build_ms=1000 * build, C_MiB=C.numel() * 8 / 2 ** 20)
+
+
 if __name__ == '__main__':
-    run_command(dict(hmc=hmc, nuts=nuts, oneshot=oneshot), doc=__doc__)
+    run_command(dict(hmc=hmc, nuts=nuts, oneshot=oneshot, timing=timing), doc=__doc__)

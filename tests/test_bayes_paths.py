@@ -123,6 +123,65 @@ def test_kernels_symmetric_psd_and_consistent():
     assert torch.allclose(bp.kernel(torch.eye(4, dtype=D64), xi), torch.einsum('pqaa->pq', C) / 4, atol=1e-12)
 
 
+def test_kernel_from_xi_equals_kernel_from_C_to_rounding():
+    gen = torch.Generator().manual_seed(5)
+    for heads in [(2, 2), (3, 3), (2, 1, 2)]:
+        _, _, xi = toy_inputs(40, 6, 7, heads, gen)
+        _, _, xs = toy_inputs(9, 6, 7, heads, gen)
+        U = random_spd(int(np.prod(heads)), gen)
+        for a, b in [(xi, None), (xs, xi)]:
+            K_C = bp.kernel_from_C(U, bp.path_kernels(a, b))
+            K_xi = bp.kernel(U, a, b)
+            assert ((K_xi - K_C).abs().max() / K_C.abs().max()).item() < 1e-14
+
+
+def test_energy_closed_form_gradient_equals_autograd():
+    gen = torch.Generator().manual_seed(6)
+    A = torch.randn(30, 50, generator=gen, dtype=D64)
+    K = (A @ A.T / 50).requires_grad_(True)
+    Y = torch.sign(torch.randn(30, generator=gen, dtype=D64))
+    E1 = bp.energy(K, Y, 0.1)
+    (g1,) = torch.autograd.grad(E1, K)
+    E2 = bp.energy(K, Y, 0.1, closed_grad=False)
+    (g2,) = torch.autograd.grad(E2, K)
+    A_inv = torch.linalg.inv(K.detach() + 0.1 * torch.eye(30, dtype=D64))
+    assert abs(E1.item() - E2.item()) < 1e-12
+    assert abs(E1.item() - (torch.logdet(A_inv.inverse()) + Y @ A_inv @ Y).item()) < 1e-10
+    assert (g1 - g2).abs().max().item() < 1e-10 * g1.abs().max().item()
+
+
+def test_action_and_minimiser_from_xi_equal_those_from_C():
+    gen = torch.Generator().manual_seed(7)
+    heads = (2, 2)
+    _, _, xi = toy_inputs(25, 5, 6, heads, gen)
+    Y = torch.sign(xi[:, 0, 0] + 0.5 * torch.randn(25, generator=gen, dtype=D64))
+    C = bp.path_kernels(xi)
+    Us = [random_spd(4, gen).requires_grad_(True), random_spd(2, gen).requires_grad_(True)]
+    S_xi, S_C = bp.action(Us, xi, Y, 10, 0.1, heads), bp.action(Us, C, Y, 10, 0.1, heads)
+    g_xi, g_C = torch.autograd.grad(S_xi, Us), torch.autograd.grad(S_C, Us)
+    assert abs(S_xi.item() - S_C.item()) < 1e-12 * abs(S_C.item())
+    assert all((a - b).abs().max().item() < 1e-12 for a, b in zip(g_xi, g_C))
+    U_xi = bp.minimise_action(xi, Y, 10, 0.1, heads, max_iters=300)[0][0]
+    U_C = bp.minimise_action(C, Y, 10, 0.1, heads, max_iters=300)[0][0]
+    assert (U_xi - U_C).abs().max().item() < 1e-9
+
+
+def test_lbfgs_and_adam_reach_the_same_minimiser():
+    gen = torch.Generator().manual_seed(8)
+    heads = (2, 2)
+    _, _, xi = toy_inputs(30, 5, 6, heads, gen)
+    Y = torch.sign(xi[:, 0, 0] - xi[:, 3, 1] + 0.3 * torch.randn(30, generator=gen, dtype=D64))
+    Us_adam, _, info_adam = bp.minimise_action(xi, Y, 5, 0.05, heads, tol=1e-7)
+    U_adam = Us_adam[0]
+    Us, _, info = bp.minimise_action(xi, Y, 5, 0.05, heads, tol=1e-7, optimizer='lbfgs')
+    assert info['max_grad'] < 1e-7 and info_adam['max_grad'] < 1e-7
+    assert info['steps'] < info_adam['steps']
+    assert (Us[0] - U_adam).abs().max().item() < 1e-5 * U_adam.abs().max().item()
+    assert (Us[0] - torch.eye(4, dtype=D64)).abs().max().item() > 0.1            # away from the GP point
+    with pytest.raises(ValueError):
+        bp.minimise_action(xi, Y, 5, 0.05, heads, optimizer='sgd')
+
+
 def test_predictor_is_kernel_regression():
     gen = torch.Generator().manual_seed(3)
     heads, tau = (2, 2), 0.05
@@ -430,7 +489,7 @@ def test_config_files_set_only_their_commands_keys(command, path):
     assert isinstance(keys['widths'], tuple) and all(isinstance(n, int) for n in keys['widths'])
 
 
-@pytest.mark.parametrize('command', ['hmc', 'nuts', 'oneshot'])
+@pytest.mark.parametrize('command', ['hmc', 'nuts', 'oneshot', 'timing'])
 def test_help_lists_every_key(command):
     p = run_script(command, '--help')
     assert p.returncode == 0

@@ -51,7 +51,7 @@ from contextlib import nullcontext
 
 import torch
 
-from common import cpu_matmul_flops, keep_freed_memory, make_task, resolve_device, resolve_dtype
+from common import check_shape, cpu_matmul_flops, keep_freed_memory, make_task, resolve_device, resolve_dtype
 from configurator import configure, declare, fail
 from model import GPT, GPTConfig, VARIANTS
 
@@ -79,6 +79,8 @@ device = 'auto'                 # auto | cpu | cuda | cuda:N
 dtype = 'auto'                  # auto | bfloat16 | float16 | float32 (auto on a CPU: its faster matmul)
 compile = True
 cpu_keep_memory = False         # CPU: malloc keeps freed memory for the next step (common.keep_freed_memory)
+memory_check = True             # refuse a model + batch whose estimated memory (memory_estimate) exceeds what
+                                # the device has available; False: try anyway
 seed = 1337
 # -----------------------------------------------------------------------------
 train_keys = {}                 # a train.py config's task, schedule and I/O keys, which bench.py does not use
@@ -109,6 +111,10 @@ if train_keys.get('task'):      # a train.py config: the task sizes the vocabula
         config['vocab_size'] = task_vocab
     if not (any(a.startswith('--block_size=') for a in sys.argv) and block_size):
         config['block_size'] = T
+try:
+    check_shape(config)
+except ValueError as e:
+    fail(e)
 if T < 1 or T > config['block_size']:
     fail(f"sequence length {T} must be between 1 and block_size={config['block_size']}")
 vocab_size = config['vocab_size']
@@ -125,9 +131,13 @@ try:
     dtype, _ = resolve_dtype(dtype, device_type)
 except ValueError as e:
     fail(e)
+for key, value, low in (('batch_size', batch_size, 1), ('micro_batch_size', micro_batch_size, 0),
+                        ('vocab_size', vocab_size, 1), ('warmup', warmup, 0), ('peak_flops', peak_flops, 0),
+                        ('cpu_peak_n', cpu_peak_n, 1), ('learning_rate', learning_rate, 1e-300),
+                        ('weight_decay', weight_decay, 0), ('grad_clip', grad_clip, 0)):
+    if value < low:
+        fail(f"--{key} must be {'> 0' if low == 1e-300 else f'>= {low}'}, got {value}")
 micro_batch_size = micro_batch_size or batch_size
-if min(batch_size, micro_batch_size, vocab_size, warmup + 1) < 1:
-    fail("batch_size, micro_batch_size and vocab_size must be >= 1, warmup >= 0")
 if batch_size % micro_batch_size:
     fail(f"batch_size={batch_size} must be divisible by micro_batch_size={micro_batch_size}")
 if iters < 10:
@@ -135,6 +145,68 @@ if iters < 10:
 if rounds < 1 or iters % rounds:
     fail(f"rounds={rounds} must be >= 1 and divide iters={iters}")
 grad_accum = batch_size // micro_batch_size
+
+
+def memory_estimate(name):
+    """Rough bytes one variant's training step holds at its peak, as (total, {part: bytes}): fp32 weights and
+    buffers; per trainable parameter a gradient and AdamW's two moments (12 bytes), plus a 16-bit copy of the
+    weights under autocast; activations kept for the backward of one micro-batch of micro_batch_size * T
+    tokens, (34 n_embd + n_head T) values per token and layer (Korthikanti et al. 2022, with attention
+    scores) at 2 bytes for bf16/fp16 and 4 for fp32; and the logits, their log-softmax and gradient (4 + 4 + 4
+    bytes per token and vocabulary entry, + 2 under autocast). An upper estimate: at paper 1's LM shape
+    (python bench.py) it gives 15.5 GiB fp32 and 11.8 GiB bf16 where docs/performance.md measured 14.0 GiB
+    (fp32 eager) and 6.2 GiB (bf16 compiled)."""
+    cfg = {k: config[k] for k in GPTConfig.__dataclass_fields__}
+    cfg.update(variant=name)
+    with torch.device('meta'):                   # shapes only: nothing allocated
+        model = GPT(GPTConfig(**cfg))
+    trainable, total = model.num_params()
+    buffers = sum(b.numel() * b.element_size() for b in model.buffers())
+    act = 4 if dtype == 'float32' else 2
+    tokens = micro_batch_size * T
+    c = model.config
+    parts = dict(weights=4 * total + buffers + (2 * total if act == 2 else 0), optimizer=12 * trainable,
+                 activations=tokens * c.n_layer * (34 * c.n_embd + c.n_head * T) * act,
+                 logits=tokens * vocab_size * (12 + (2 if act == 2 else 0)))
+    return sum(parts.values()), parts
+
+
+def available_memory():
+    """Bytes the device can still give: a GPU's free memory (torch.cuda.mem_get_info), a CPU's MemAvailable
+    (/proc/meminfo; else the free physical pages from os.sysconf). None when unknown."""
+    if device_type == 'cuda':
+        return torch.cuda.mem_get_info(device)[0]
+    try:
+        with open('/proc/meminfo') as f:
+            for line in f:
+                if line.startswith('MemAvailable:'):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf('SC_AVPHYS_PAGES') * os.sysconf('SC_PAGE_SIZE')
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+if memory_check:
+    try:
+        estimates = {name: memory_estimate(name) for name in names}
+    except ValueError as e:
+        fail(e)
+    # one variant at a time (rounds=1), or every model and its optimizer at once plus one step's activations
+    fixed = {name: p['weights'] + p['optimizer'] for name, (_, p) in estimates.items()}
+    need = max(t for t, _ in estimates.values()) if rounds == 1 else \
+        sum(fixed.values()) + max(t - fixed[name] for name, (t, _) in estimates.items())
+    have = available_memory()
+    if have is not None and need > have:
+        worst = max(estimates, key=lambda n: estimates[n][0])
+        parts = ', '.join(f"{k} {v / 2**30:.1f}" for k, v in estimates[worst][1].items())
+        fail(f"this model and batch need about {need / 2**30:.1f} GiB ({worst}: {parts} GiB"
+             f"{'' if rounds == 1 else f'; {len(names)} models at once'}) but {have / 2**30:.1f} GiB is available "
+             f"on {device}: lower batch_size, micro_batch_size, block_size or the model (--memory_check=False "
+             f"tries anyway)")
+
 ptdtype = getattr(torch, dtype)
 autocast = nullcontext() if dtype == 'float32' else torch.autocast(device_type, dtype=ptdtype)
 torch.backends.cuda.matmul.allow_tf32 = True

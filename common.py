@@ -1,9 +1,10 @@
 """
-What the scripts (train.py, bench.py, sample.py) share: the task and model a config describes, the device
-and dtype that 'auto' resolves to, and the CPU's matmul peak and allocator setting.
+What the scripts (train.py, bench.py, sample.py) share: the task and model a config describes, reading a
+checkpoint, the device and dtype that 'auto' resolves to, and the CPU's matmul peak and allocator setting.
 """
 
 import ctypes
+import os
 import time
 from dataclasses import fields
 
@@ -28,14 +29,65 @@ def make_task(config, n_test=None):
     return tasks.make_task(name, **args)
 
 
+def check_shape(config):
+    """Raise ValueError naming the first of config's model-size keys (n_layer, n_head, n_embd >= 1; head_dim,
+    block_size >= 0; vocab_size >= 1) that is out of range."""
+    for key, low in (('n_layer', 1), ('n_head', 1), ('n_embd', 1), ('head_dim', 0), ('block_size', 0),
+                     ('vocab_size', 1)):
+        if key in config and config[key] < low:
+            raise ValueError(f"--{key} must be >= {low}, got {config[key]}")
+
+
 def model_args(config, vocab_size, seq_len):
     """GPTConfig keyword arguments from the keys of config that name its fields; the task fixes vocab_size,
-    and block_size 0 means the task's sequence length seq_len. Raises ValueError when block_size < seq_len."""
+    and block_size 0 means the task's sequence length seq_len. Raises ValueError when block_size < seq_len
+    or a size is out of range (check_shape)."""
+    check_shape({k: v for k, v in config.items() if k != 'vocab_size'})
     args = {f.name: config[f.name] for f in fields(GPTConfig) if f.name in config}
     args.update(vocab_size=vocab_size, block_size=config.get('block_size') or seq_len)
     if seq_len > args['block_size']:
         raise ValueError(f"the task's sequences have length {seq_len} > block_size={args['block_size']}")
     return args
+
+
+def load_checkpoint(path, keys=('model', 'model_args')):
+    """The dict that train.py saved at path (ckpt.pt or ckpt_best.pt), loaded onto the CPU with
+    torch.load(weights_only=True): tensors and plain values only, nothing in the file is executed. keys: what
+    it must hold. Raises ValueError, one line naming the file, when the file is missing, a folder, empty,
+    truncated, not a torch file, or lacks one of keys."""
+    if not os.path.exists(path):
+        raise ValueError(f"{path} does not exist")
+    if not os.path.isfile(path):
+        raise ValueError(f"{path} is not a file")
+    if os.path.getsize(path) == 0:
+        raise ValueError(f"{path} is empty (0 bytes), not a checkpoint")
+    try:
+        obj = torch.load(path, map_location='cpu', weights_only=True)
+    except Exception as e:     # zip / pickle / EOF errors of a truncated or foreign file
+        raise ValueError(f"{path} is not a readable checkpoint (truncated, or not a torch file: "
+                         f"{type(e).__name__})") from None
+    missing = [k for k in keys if not isinstance(obj, dict) or k not in obj]
+    if missing:
+        raise ValueError(f"{path} is not a checkpoint of train.py (it has no {missing[0]!r})")
+    return obj
+
+
+def load_weights(model, state_dict, path):
+    """model.load_state_dict(state_dict) (weights read from path); raises ValueError naming path and the first
+    weight that is missing, extra or of another shape."""
+    if not isinstance(state_dict, dict) or not all(isinstance(v, torch.Tensor) for v in state_dict.values()):
+        raise ValueError(f"{path} holds no weights (a state_dict, or a checkpoint with one under 'model')")
+    own = model.state_dict()
+    for key, value in own.items():
+        if key not in state_dict:
+            raise ValueError(f"{path} does not fit this model: it has no {key}")
+        if state_dict[key].shape != value.shape:
+            raise ValueError(f"{path} does not fit this model: {key} is {tuple(state_dict[key].shape)} there, "
+                             f"{tuple(value.shape)} here")
+    extra = [k for k in state_dict if k not in own]
+    if extra:
+        raise ValueError(f"{path} does not fit this model: it has {extra[0]}, which this model has not")
+    model.load_state_dict(state_dict)
 
 
 # ----------------------------------------------------------------------------- device and dtype
@@ -58,18 +110,22 @@ def resolve_device(device):
     return device, device_type
 
 
-def resolve_dtype(dtype, device_type):
+def resolve_dtype(dtype, device_type, float64=False):
     """'auto' -> bf16 on a GPU that has it (else fp16), fp32 on MPS, and on a CPU whichever of bf16 and fp32
-    its matmuls run faster (auto_cpu_dtype). Returns (dtype name, note): the note gives the CPU measurement
-    behind the choice ('' otherwise). Raises ValueError for another name."""
+    its matmuls run faster (auto_cpu_dtype). float64: also accept 'float64' (train.py's whole model in double
+    precision, a check of rounding; not on MPS). Returns (dtype name, note): the note gives the CPU
+    measurement behind the choice ('' otherwise). Raises ValueError for another name."""
     note = ''
     if dtype == 'auto' and device_type == 'cpu':
         dtype, bf16, fp32 = auto_cpu_dtype()
         note = f" (auto: matmul bf16 {bf16 / 1e12:.2f} vs fp32 {fp32 / 1e12:.2f} TFLOP/s)"
     elif dtype == 'auto':
         dtype = 'float32' if device_type == 'mps' else 'bfloat16' if torch.cuda.is_bf16_supported() else 'float16'
-    if dtype not in DTYPES:
-        raise ValueError(f"dtype must be auto, {', '.join(DTYPES)}, got {dtype!r}")
+    names = DTYPES + (('float64',) if float64 else ())
+    if dtype not in names:
+        raise ValueError(f"dtype must be auto, {', '.join(names)}, got {dtype!r}")
+    if dtype == 'float64' and device_type == 'mps':
+        raise ValueError("dtype='float64': MPS has no float64")
     return dtype, note
 
 

@@ -3,6 +3,7 @@ Sample text from a trained language model (task 'lm', any variant), nanoGPT styl
 
     python sample.py --out_dir=out/cpu_wikitext_standard --start="The game" --num_samples=3 --max_new_tokens=60
     python sample.py --out_dir=out/wikitext_mixit --start=FILE:prompt.txt --temperature=0.7 --top_k=50
+    python sample.py --out_dir=out/cpu_wikitext_standard --ckpt=ckpt_best.pt      # the lowest-val_loss weights
 
 Reads out_dir/ckpt.pt (keys 'model', 'model_args', 'config' as train.py writes them), encodes the prompt with
 GPT-2 BPE (tiktoken, or a local .tiktoken file: --tokenizer or $TIKTOKEN_GPT2_FILE), and prints num_samples
@@ -16,11 +17,12 @@ import numpy as np
 import torch
 
 import tasks
-from common import resolve_device
+from common import load_checkpoint, load_weights, resolve_device
 from configurator import configure, fail
 from model import GPT, GPTConfig
 
 out_dir = 'out'
+ckpt = 'ckpt.pt'                # the checkpoint in out_dir: ckpt.pt (the last) or ckpt_best.pt (lowest val_loss)
 start = '\n'                    # the prompt, or FILE:path to read it from a file
 num_samples = 3
 max_new_tokens = 100            # tokens generated per sample
@@ -32,19 +34,44 @@ tokenizer = ''                  # local .tiktoken file; '' -> $TIKTOKEN_GPT2_FIL
 data_dir = ''                   # '' -> the checkpoint's lm_data_dir (needed only for compact-vocabulary models)
 configure(globals())
 
-ckpt_path = os.path.join(out_dir, 'ckpt.pt')
-if not os.path.isfile(ckpt_path):
-    fail(f"no checkpoint at {ckpt_path}; train one first (python train.py config/cpu/wikitext_standard.py)")
-checkpoint = torch.load(ckpt_path, map_location='cpu', weights_only=False)
-config = checkpoint.get('config', {})
-if config.get('task') != 'lm':
-    fail(f"{ckpt_path} is a {config.get('task')!r} model; sampling needs a language model (task 'lm')")
+# ----------------------------------------------------------------------------- flags and files, before any work
+if not temperature > 0:
+    fail(f"--temperature must be > 0, got {temperature}")
+for key, value, low in (('top_k', top_k, 0), ('max_new_tokens', max_new_tokens, 0), ('num_samples', num_samples, 1),
+                        ('seed', seed, 0)):
+    if value < low:
+        fail(f"--{key} must be >= {low}, got {value}")
+if start.startswith('FILE:'):
+    prompt_path = start[5:]
+    if not os.path.isfile(prompt_path):
+        fail(f"--start=FILE:{prompt_path}: {'a folder' if os.path.isdir(prompt_path) else 'no such file'}")
+    try:
+        with open(prompt_path, encoding='utf-8') as f:
+            start = f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        fail(f"--start=FILE:{prompt_path}: not readable UTF-8 text ({type(e).__name__})")
 try:
     device, _ = resolve_device(device)
 except ValueError as e:
     fail(e)
-model = GPT(GPTConfig(**checkpoint['model_args']))
-model.load_state_dict(checkpoint['model'])
+
+ckpt_path = os.path.join(out_dir, ckpt)
+if not os.path.isfile(ckpt_path):
+    fail(f"no checkpoint at {ckpt_path}; train one first (python train.py config/cpu/wikitext_standard.py)")
+try:
+    checkpoint = load_checkpoint(ckpt_path)
+except ValueError as e:
+    fail(e)
+config = checkpoint.get('config') if isinstance(checkpoint.get('config'), dict) else {}
+if config.get('task') != 'lm':
+    fail(f"{ckpt_path} is a {config.get('task')!r} model; sampling needs a language model (task 'lm')")
+try:
+    model = GPT(GPTConfig(**checkpoint['model_args']))
+    load_weights(model, checkpoint['model'], ckpt_path)
+except TypeError as e:                               # model_args of a model.py with other fields
+    fail(f"{ckpt_path}: its model_args do not fit model.py's GPTConfig ({e})")
+except ValueError as e:
+    fail(e)
 model.to(device).eval()
 torch.manual_seed(seed)
 
@@ -59,9 +86,6 @@ if enc.n_vocab != meta['vocab_size']:
 to_model = np.full(enc.n_vocab, -1)
 to_model[ids if ids is not None else np.arange(enc.n_vocab)] = np.arange(model.config.vocab_size)
 
-if start.startswith('FILE:'):
-    with open(start[5:], encoding='utf-8') as f:
-        start = f.read()
 prompt = enc.encode(start, allowed_special={'<|endoftext|>'}) or [enc.eot_token]
 unseen = [enc.decode([i]) for i in prompt if to_model[i] < 0]
 if unseen:

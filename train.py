@@ -4,22 +4,34 @@ under torchrun (nccl on CUDA, gloo on CPU).
 
     python train.py config/cpu/retrieval_standard.py
     python train.py config/cpu/dyck1_mixit.py --max_iters=500 --device=cpu
+    python train.py config/cpu/dyck1_mixit.py --init_from=resume --max_iters=3000   # continue out_dir's run
     torchrun --standalone --nproc_per_node=8 train.py config/fineweb_mixit.py
     python train.py config/cpu/universal_dyck1.py --construction=sparse    # paper 2: only E and U train
     python train.py --help                                                 # every key, its default and comment
 
 The global batch (`batch_size` sequences per optimizer step) is fixed: each rank takes its slice of the
 same sampled batch and accumulates micro-batches of `micro_batch_size`, so the number of processes changes
-only the time. Writes out_dir/log.jsonl (one record per evaluation), out_dir/train_log.jsonl (one per
-log interval) and out_dir/ckpt.pt.
+only the time.
+
+A run writes out_dir/log.jsonl (one record per evaluation), out_dir/train_log.jsonl (one per log interval),
+out_dir/ckpt.pt (all that resuming needs: every checkpoint_interval iterations and always at the end) and
+out_dir/ckpt_best.pt (weights, model_args and config at the evaluation with the lowest val_loss so far). These
+two replace the former always_save_checkpoint: True is checkpoint_interval=eval_interval (the default), False
+is ckpt_best.pt. A new run refuses an out_dir that holds a run unless overwrite=True (which deletes its logs
+and checkpoints); --init_from=resume continues it: the model and task keys come from the checkpoint (one
+given that contradicts it is an error), and the logs are cut back to the checkpoint's iteration, so every
+iteration appears once. docs/runs.md has the details.
 """
 
+import inspect
 import json
 import math
 import os
 import sys
 import time
 from contextlib import nullcontext
+
+from dataclasses import fields
 
 import numpy as np
 import torch
@@ -30,18 +42,22 @@ from tqdm import tqdm
 
 import universal
 from tasks import crop_unscored
-from common import keep_freed_memory, make_task, model_args as make_model_args, resolve_device, resolve_dtype
-from configurator import configure, declare, fail
+from common import (keep_freed_memory, load_checkpoint, load_weights, make_task, model_args as make_model_args,
+                    resolve_device, resolve_dtype)
+from configurator import ConfigError, apply_file, configure, declare, fail
 from model import GPT, GPTConfig
 
 # ----------------------------------------------------------------------------- I/O
 out_dir = 'out'
-eval_interval = 250
-log_interval = 10
+eval_interval = 250             # iterations between evaluations (log.jsonl; ckpt_best.pt when val_loss improves)
+log_interval = 10               # iterations between training-loss records (train_log.jsonl)
+checkpoint_interval: int | None = None   # iterations between writes of ckpt.pt; None: eval_interval; 0: only
+                                         # at the end (it is always written at the end)
 eval_iters = 10                 # micro-batches for the training-loss estimate
 eval_batch_size = 0             # 0: micro_batch_size if set, else batch_size
-always_save_checkpoint = True   # else only when val_loss improves
-init_from = 'scratch'           # 'scratch' | 'resume' (out_dir/ckpt.pt) | path to a state_dict .pt (weights only)
+init_from = 'scratch'           # 'scratch' | 'resume' (out_dir/ckpt.pt) | a weights file: a state_dict, a
+                                # ckpt.pt or a ckpt_best.pt (its weights only)
+overwrite = False               # a new run replaces the run in out_dir (deletes its logs and checkpoints)
 seed = 1337
 wandb_log = False               # log evaluations and training losses to Weights & Biases (pip install wandb)
 wandb_project = 'learned-transformer'
@@ -88,13 +104,124 @@ lr_decay_iters = 0              # 0: max_iters
 min_lr_ratio = 0.1              # cosine decays to learning_rate * min_lr_ratio
 # ----------------------------------------------------------------------------- system
 device = 'auto'                 # auto | cpu | cuda | cuda:N | mps
-dtype = 'auto'                  # auto | bfloat16 | float16 | float32 (auto on a CPU: its faster matmul)
+dtype = 'auto'                  # auto | bfloat16 | float16 | float32 | float64 (auto on a CPU: its faster
+                                # matmul; float64: the whole model in double precision, a rounding check)
 compile = True                  # torch.compile the model
 cpu_keep_memory = False         # CPU: malloc keeps freed memory for the next step (common.keep_freed_memory;
                                 # faster large steps, but memory can grow: see its docstring)
 # -----------------------------------------------------------------------------
 config = configure(globals())
 
+
+# ----------------------------------------------------------------------------- flags, before any work
+def check_flags():
+    """fail() naming the first flag out of range."""
+    positive = dict(batch_size=batch_size, eval_interval=eval_interval, log_interval=log_interval,
+                    eval_iters=eval_iters)
+    for key, value in positive.items():
+        if value < 1:
+            fail(f"--{key} must be >= 1, got {value}")
+    non_negative = dict(max_iters=max_iters, micro_batch_size=micro_batch_size, eval_batch_size=eval_batch_size,
+                        n_train=n_train, n_test=n_test, warmup_iters=warmup_iters, lr_decay_iters=lr_decay_iters,
+                        weight_decay=weight_decay, grad_clip=grad_clip, seed=seed, task_seed=task_seed,
+                        checkpoint_interval=checkpoint_interval or 0)
+    for key, value in non_negative.items():
+        if value < 0:
+            fail(f"--{key} must be >= 0, got {value}")
+    if not learning_rate > 0:
+        fail(f"--learning_rate must be > 0, got {learning_rate}")
+    if not 0 <= min_lr_ratio <= 1:
+        fail(f"--min_lr_ratio must be in [0, 1], got {min_lr_ratio}")
+    for key, value in dict(beta1=beta1, beta2=beta2).items():
+        if not 0 <= value < 1:
+            fail(f"--{key} must be in [0, 1), got {value}")
+    if construction not in ('', 'sparse', 'looped'):
+        fail(f"--construction must be '', 'sparse' or 'looped', got {construction!r}")
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        fail(f"--out_dir={out_dir} is a file, not a folder")
+    if init_from == 'resume' and overwrite:
+        fail("--overwrite=True starts a new run; it cannot go with --init_from=resume")
+    if init_from not in ('scratch', 'resume') and not os.path.isfile(init_from):
+        fail(f"--init_from must be 'scratch', 'resume' or a weights file; {init_from} "
+             f"{'is a folder' if os.path.isdir(init_from) else 'does not exist'}")
+
+
+check_flags()
+
+# ----------------------------------------------------------------------------- out_dir: a new run or a resumed one
+RUN_FILES = ('ckpt.pt', 'ckpt_best.pt', 'log.jsonl', 'train_log.jsonl')   # what makes out_dir hold a run
+ckpt_path, best_path = os.path.join(out_dir, 'ckpt.pt'), os.path.join(out_dir, 'ckpt_best.pt')
+MODEL_KEYS = [f.name for f in fields(GPTConfig)] + ['construction']
+TASK_KEYS = ['task', 'task_seed', 'fixed_train', 'n_train', 'n_test']
+
+
+def run_keys(cfg):
+    """The keys of a config that fix its run's task and model ('task' first): TASK_KEYS, the `<task>_*` keys
+    of its task, every GPTConfig field (block_size included) and construction. A resumed run may not change
+    them; every other key (schedule, intervals, batch and its split, device, dtype, ...) may change."""
+    prefix = f"{cfg.get('task')}_"
+    return TASK_KEYS + [k for k in cfg if k.startswith(prefix)] + MODEL_KEYS
+
+
+def given_keys(argv):
+    """{key: where it was given} for every key that argv sets: '--key=value' flags and the assignments of its
+    config files (configure has read them already, so they are valid)."""
+    given = {}
+    for arg in argv:
+        if arg.startswith('--'):
+            given[arg[2:].partition('=')[0]] = 'flag'
+        else:
+            found = {}
+            try:
+                apply_file({}, {}, arg, foreign=found)
+            except ConfigError:
+                continue
+            given.update(dict.fromkeys(found, arg))
+    return given
+
+
+def shown(value):
+    return ','.join(map(str, value)) if isinstance(value, tuple) else str(value)
+
+
+def adopt_checkpoint_config(saved):
+    """A resumed run continues its checkpoint's config: every key that the command line (config files and
+    flags) leaves alone takes the checkpoint's value, except init_from, out_dir and overwrite. fail() on the
+    first run key (run_keys) given a value that differs from the checkpoint's."""
+    given = given_keys(sys.argv[1:])
+    fixed = run_keys(saved)
+    for key in [k for k in fixed if k in given] + [k for k in saved if k not in given]:
+        if key not in saved or key not in config or key in ('init_from', 'out_dir', 'overwrite'):
+            continue                                  # a key of an older or newer train.py: nothing to compare
+        if key in given and config[key] != saved[key]:
+            source = f"--{key}={shown(config[key])}" if given[key] == 'flag' else \
+                f"{key}={shown(config[key])} (in {given[key]})"
+            fail(f"{source} contradicts the checkpoint in {out_dir} ({key}={shown(saved[key])})")
+        config[key] = globals()[key] = saved[key]
+
+
+iter_num, best_val_loss, checkpoint = 0, float('inf'), None
+if init_from == 'resume':
+    if not os.path.isfile(ckpt_path):
+        logs = [n for n in RUN_FILES[2:] if os.path.isfile(os.path.join(out_dir, n))]
+        fail(f"init_from='resume' but there is no checkpoint at {ckpt_path}" +
+             (f" (only {', '.join(logs)}: start again with --overwrite=True)" if logs else ''))
+    try:
+        checkpoint = load_checkpoint(ckpt_path, keys=('model', 'model_args', 'optimizer', 'scaler', 'iter_num',
+                                                      'best_val_loss', 'config', 'data_rng', 'torch_rng'))
+    except ValueError as e:
+        fail(e)
+    adopt_checkpoint_config(checkpoint['config'])
+    iter_num, best_val_loss = checkpoint['iter_num'], checkpoint['best_val_loss']
+    if max_iters < iter_num:
+        fail(f"--max_iters={max_iters} is before the checkpoint in {out_dir} (iteration {iter_num})")
+elif os.path.isdir(out_dir) and not overwrite:
+    held = [n for n in RUN_FILES if os.path.exists(os.path.join(out_dir, n))]
+    if held:
+        fail(f"{out_dir} holds a run ({', '.join(held)}): continue it with --init_from=resume, or replace it "
+             f"with --overwrite=True")
+if checkpoint_interval is None:
+    checkpoint_interval = eval_interval
 
 # ----------------------------------------------------------------------------- processes and devices
 ddp = int(os.environ.get('RANK', -1)) != -1
@@ -104,6 +231,8 @@ except ValueError as e:
     fail(e)
 if ddp:
     rank, local_rank, world_size = (int(os.environ[k]) for k in ('RANK', 'LOCAL_RANK', 'WORLD_SIZE'))
+    if batch_size % world_size:
+        fail(f"--batch_size={batch_size} must be divisible by the number of processes ({world_size})")
     if device_type == 'cuda':
         device = f'cuda:{local_rank}'
         torch.cuda.set_device(device)
@@ -114,7 +243,7 @@ master = rank == 0
 if device_type == 'cpu' and cpu_keep_memory and not keep_freed_memory():
     print("note: cpu_keep_memory needs glibc's malloc; ignored here", file=sys.stderr)
 try:
-    dtype, dtype_note = resolve_dtype(dtype, device_type)
+    dtype, dtype_note = resolve_dtype(dtype, device_type, float64=True)
 except ValueError as e:
     fail(e)
 if ddp and dtype_note:                           # a CPU's measured choice: every rank trains in rank 0's
@@ -122,13 +251,11 @@ if ddp and dtype_note:                           # a CPU's measured choice: ever
     dist.broadcast_object_list(choice, src=0)
     dtype = choice[0]
 ptdtype = getattr(torch, dtype)
-autocast = nullcontext() if dtype == 'float32' else torch.autocast(device_type, dtype=ptdtype)
+autocast = nullcontext() if dtype in ('float32', 'float64') else torch.autocast(device_type, dtype=ptdtype)
 torch.backends.cuda.matmul.allow_tf32 = True
 torch.backends.cudnn.allow_tf32 = True
 torch.manual_seed(seed)
 
-if batch_size % world_size:
-    fail(f"batch_size={batch_size} must be divisible by the number of processes ({world_size})")
 rank_batch = batch_size // world_size
 eval_batch_size = eval_batch_size or micro_batch_size or batch_size   # the same for any number of processes
 micro_batch_size = micro_batch_size or rank_batch
@@ -137,8 +264,6 @@ if rank_batch % micro_batch_size:
 grad_accum = rank_batch // micro_batch_size
 
 # ----------------------------------------------------------------------------- task and model
-if construction not in ('', 'sparse', 'looped'):
-    fail(f"construction must be '', 'sparse' or 'looped', got {construction!r}")
 if wandb_log and master:
     try:
         import wandb
@@ -151,45 +276,50 @@ except ValueError as e:
     fail(e)
 T = data.block_size
 
-iter_num, best_val_loss, checkpoint = 0, float('inf'), None
-ckpt_path = os.path.join(out_dir, 'ckpt.pt')
-if init_from == 'resume':
-    if not os.path.isfile(ckpt_path):
-        fail(f"init_from='resume' but there is no checkpoint at {ckpt_path}")
-    checkpoint = torch.load(ckpt_path, map_location='cpu', weights_only=False)
-    model_args = checkpoint['model_args']          # the checkpoint's shape wins over the config
-    iter_num, best_val_loss = checkpoint['iter_num'], checkpoint['best_val_loss']
+if checkpoint is not None:
+    for key, value in checkpoint['model_args'].items():   # the same keys give the same shape, unless the data
+        if key in model_args and model_args[key] != value:  # changed (a vocabulary, a sequence length)
+            fail(f"{out_dir}: the task now gives {key}={model_args[key]} but the checkpoint has "
+                 f"{key}={value} (has its data changed?)")
+    model_args = checkpoint['model_args']
 try:
     raw_model = GPT(GPTConfig(**model_args))
     if construction and checkpoint is None:        # paper 2: R_Q, R_K, R_V of a construction; E, U stay random
         universal.write_construction(raw_model, construction)
 except ValueError as e:
     fail(e)
-if checkpoint is not None:
-    raw_model.load_state_dict(checkpoint['model'])
-elif init_from != 'scratch':
-    if not os.path.isfile(init_from):
-        fail(f"init_from must be 'scratch', 'resume' or a state_dict file; {init_from} does not exist")
-    try:
-        raw_model.load_state_dict(torch.load(init_from, map_location='cpu', weights_only=True))
-    except RuntimeError as e:
-        fail(f"{init_from} does not fit this model: {str(e).splitlines()[0]} ...")
-raw_model.to(device)
+try:
+    if checkpoint is not None:
+        load_weights(raw_model, checkpoint['model'], ckpt_path)
+    elif init_from != 'scratch':
+        weights = load_checkpoint(init_from, keys=())
+        if isinstance(weights, dict) and isinstance(weights.get('model'), dict):   # a ckpt.pt or ckpt_best.pt
+            weights = weights['model']
+        load_weights(raw_model, weights, init_from)
+except ValueError as e:
+    fail(e)
+raw_model.to(device, dtype=torch.float64) if dtype == 'float64' else raw_model.to(device)
 
 optimizer = raw_model.configure_optimizers(weight_decay, learning_rate, (beta1, beta2), device_type)
 scaler = torch.amp.GradScaler(device_type, enabled=dtype == 'float16')
 data_rng = np.random.default_rng(seed)   # the same stream on every rank: each takes its slice of the batch
 if checkpoint is not None:
-    optimizer.load_state_dict(checkpoint['optimizer'])
-    scaler.load_state_dict(checkpoint['scaler'])
-    data_rng.bit_generator.state = checkpoint['data_rng']
-    torch.set_rng_state(checkpoint['torch_rng'])
+    try:
+        optimizer.load_state_dict(checkpoint['optimizer'])
+        scaler.load_state_dict(checkpoint['scaler'])
+        data_rng.bit_generator.state = checkpoint['data_rng']
+        torch.set_rng_state(checkpoint['torch_rng'])
+    except (ValueError, KeyError, TypeError, RuntimeError) as e:
+        fail(f"{ckpt_path}: its optimizer or random state does not fit this run ({type(e).__name__}: "
+             f"{(str(e).splitlines() or [''])[0][:100]})")
     checkpoint = None                                    # free memory
 
 model = torch.compile(raw_model) if compile else raw_model   # raw_model keeps the un-prefixed state_dict
 eval_model = model
 if ddp:  # MixiT's static matrices are identical on every rank: no need to broadcast buffers each step
-    model = DDP(model, device_ids=[local_rank] if device_type == 'cuda' else None, broadcast_buffers=False)
+    no_sync = 'forward_sync_buffers' in inspect.signature(DDP.__init__).parameters    # its name in newer torch
+    model = DDP(model, device_ids=[local_rank] if device_type == 'cuda' else None,
+                **{'forward_sync_buffers' if no_sync else 'broadcast_buffers': False})
 
 
 def to_device(a):
@@ -222,6 +352,9 @@ def all_reduce_sum(values):
     return t.tolist()
 
 
+loss_dtype = torch.float64 if dtype == 'float64' else torch.float32    # of the logits' cross-entropy
+
+
 @torch.no_grad()
 def evaluate():
     """Loss (nats per scored token) and the task's metrics on its whole evaluation set, sharded across
@@ -235,7 +368,8 @@ def evaluate():
         x, y = map(to_device, crop(x_all[i:min(i + eval_batch_size, hi)], y_all[i:min(i + eval_batch_size, hi)]))
         with autocast:
             logits, _ = eval_model(x, y)
-        loss_sum += F.cross_entropy(logits.float().flatten(0, 1), y.flatten(), ignore_index=-1, reduction='sum').item()
+        loss_sum += F.cross_entropy(logits.to(loss_dtype).flatten(0, 1), y.flatten(), ignore_index=-1,
+                                    reduction='sum').item()
         for name, (num, den) in data.score(logits.argmax(-1).cpu().numpy(), y.cpu().numpy()).items():
             counts[name] = (counts.get(name, (0, 0))[0] + num, counts.get(name, (0, 0))[1] + den)
     names = sorted(counts) if counts else sorted(data.score(y_all[:1], y_all[:1]))
@@ -249,8 +383,11 @@ def evaluate():
     for i in range(eval_iters):                     # every rank draws every batch, and scores its share
         x, y = crop(*data.get_batch(eval_batch_size, rng))
         if i % world_size == rank:
+            x, y = to_device(x), to_device(y)
             with autocast:
-                train_loss += eval_model(to_device(x), to_device(y))[1].item() / eval_iters
+                logits, _ = eval_model(x, y)
+            train_loss += F.cross_entropy(logits.to(loss_dtype).flatten(0, 1), y.flatten(), ignore_index=-1).item() \
+                / eval_iters
     metrics['train_loss'] = all_reduce_sum([train_loss])[0]
     eval_model.train()
     return metrics
@@ -267,18 +404,15 @@ def get_lr(it):
     return learning_rate * (min_lr_ratio + (1 - min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * progress)))
 
 
-def save_checkpoint():
-    """Atomically write out_dir/ckpt.pt: a temp file, fsync, rename — a kill mid-write never damages the last
-    good checkpoint. Weights come from the uncompiled, unwrapped model (no '_orig_mod.' prefix)."""
-    state = dict(model=raw_model.state_dict(), optimizer=optimizer.state_dict(), scaler=scaler.state_dict(),
-                 model_args=model_args, iter_num=iter_num, best_val_loss=best_val_loss, config=config,
-                 data_rng=data_rng.bit_generator.state, torch_rng=torch.get_rng_state())
-    tmp = ckpt_path + '.tmp'
+def write_atomically(path, write):
+    """write(f) into path + '.tmp', fsync, rename onto path, fsync the folder: a kill at any moment leaves
+    either the old file or the new one, never a partial one."""
+    tmp = path + '.tmp'
     with open(tmp, 'wb') as f:
-        torch.save(state, f)
+        write(f)
         f.flush()
         os.fsync(f.fileno())
-    os.replace(tmp, ckpt_path)
+    os.replace(tmp, path)
     dir_fd = os.open(out_dir, os.O_RDONLY)
     try:
         os.fsync(dir_fd)
@@ -286,42 +420,95 @@ def save_checkpoint():
         os.close(dir_fd)
 
 
+def save_checkpoint():
+    """out_dir/ckpt.pt: everything a resumed run needs. Weights come from the uncompiled, unwrapped model (no
+    '_orig_mod.' prefix)."""
+    state = dict(model=raw_model.state_dict(), optimizer=optimizer.state_dict(), scaler=scaler.state_dict(),
+                 model_args=model_args, iter_num=iter_num, best_val_loss=best_val_loss, config=config,
+                 data_rng=data_rng.bit_generator.state, torch_rng=torch.get_rng_state())
+    write_atomically(ckpt_path, lambda f: torch.save(state, f))
+
+
+def save_best(val_loss):
+    """out_dir/ckpt_best.pt: the weights at the evaluation with the lowest val_loss so far, with model_args
+    and config (sample.py --checkpoint=ckpt_best.pt, or --init_from=out_dir/ckpt_best.pt)."""
+    state = dict(model=raw_model.state_dict(), model_args=model_args, config=config, iter_num=iter_num,
+                 val_loss=val_loss)
+    write_atomically(best_path, lambda f: torch.save(state, f))
+
+
 def append_jsonl(name, record):
     with open(os.path.join(out_dir, name), 'a') as f:
         f.write(json.dumps(record) + '\n')
 
 
+def cut_log(name, last_iter):
+    """Keep only the records of out_dir/name with iter <= last_iter (and drop a line cut short by a kill), so
+    that a resumed run's records follow its checkpoint's without repeating an iteration."""
+    path = os.path.join(out_dir, name)
+    if not os.path.isfile(path):
+        return
+    kept = []
+    with open(path) as f:
+        for line in f:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict) and isinstance(record.get('iter'), int) and record['iter'] <= last_iter:
+                kept.append(line if line.endswith('\n') else line + '\n')
+    write_atomically(path, lambda f: f.write(''.join(kept).encode()))
+
+
 # ----------------------------------------------------------------------------- training loop
 n_trainable, n_total = raw_model.num_params()
+evaluates = lambda it: it % eval_interval == 0 or it == max_iters
 if master:
-    os.makedirs(out_dir, exist_ok=True)
-    if init_from != 'resume':  # a new run starts new logs; a resumed one appends to its own
-        for name in ('log.jsonl', 'train_log.jsonl'):
-            if os.path.exists(os.path.join(out_dir, name)):
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as e:
+        fail(f"cannot make --out_dir={out_dir}: {e.strerror}")
+    if init_from == 'resume':     # the loop evaluates again at iter_num when due: its record is written anew
+        cut_log('log.jsonl', iter_num - 1 if evaluates(iter_num) else iter_num)
+        cut_log('train_log.jsonl', iter_num)
+    else:                         # a new run (out_dir holds none, or overwrite=True): nothing of an old one stays
+        for name in RUN_FILES + tuple(n + '.tmp' for n in RUN_FILES):
+            if os.path.isfile(os.path.join(out_dir, name)):
                 os.remove(os.path.join(out_dir, name))
     print(f"task {task} | variant {model_args['variant']} | {n_trainable:,} trainable of {n_total:,} parameters | "
           f"{world_size} process(es) on {device}, {dtype}{dtype_note} | global batch {batch_size} = "
-          f"{micro_batch_size} x {grad_accum} accum x {world_size} ranks | {batch_size * T:,} tokens/iter")
+          f"{micro_batch_size} x {grad_accum} accum x {world_size} ranks | {batch_size * T:,} tokens/iter" +
+          (f" | resumed at iteration {iter_num}" if init_from == 'resume' else ''))
     if wandb_log:
         wandb.init(project=wandb_project, name=wandb_run_name or os.path.basename(os.path.abspath(out_dir)),
                    config=config)
 tokens_per_iter = batch_size * T
+saved_iter = iter_num if init_from == 'resume' else -1     # the iteration ckpt.pt holds
 pbar = tqdm(total=max_iters, initial=iter_num, disable=None if master else True, dynamic_ncols=True, leave=False)
-loss_accum, t_log, iters_since_log = torch.zeros((), device=device), time.perf_counter(), 0
+# the training loss logged every log_interval iterations averages the steps since the last record (or the
+# resumption): its sum is kept on the device, so that logging is the only host-device synchronisation
+loss_accum = torch.zeros((), device=device, dtype=torch.float64 if dtype == 'float64' else torch.float32)
+t_log, iters_since_log = time.perf_counter(), 0
 while True:
-    if iter_num % eval_interval == 0 or iter_num == max_iters:
+    if evaluates(iter_num):
         metrics = evaluate()
         metrics.update(data.capacity(metrics.get('val_acc', 0.0), n_trainable))   # memorization: bits/param
+        improved = metrics['val_loss'] < best_val_loss
+        best_val_loss = min(best_val_loss, metrics['val_loss'])
         if master:
-            improved = metrics['val_loss'] < best_val_loss
-            best_val_loss = min(best_val_loss, metrics['val_loss'])
             append_jsonl('log.jsonl', dict(iter=iter_num, tokens=iter_num * tokens_per_iter, **metrics))
             if wandb_log:
                 wandb.log(metrics, step=iter_num)
             tqdm.write(f"eval {iter_num}: " + ', '.join(f"{k} {v:.4f}" for k, v in metrics.items()))
-            if iter_num > 0 and (always_save_checkpoint or improved):
-                save_checkpoint()
-        t_log = time.perf_counter()  # evaluation time is not training time
+            if improved:
+                save_best(metrics['val_loss'])
+    due = iter_num >= max_iters or (checkpoint_interval and iter_num % checkpoint_interval == 0 and iter_num > 0)
+    if due and iter_num != saved_iter:
+        if master:
+            save_checkpoint()
+        saved_iter = iter_num
+    if evaluates(iter_num) or due:
+        t_log = time.perf_counter()  # evaluation and checkpoint time is not training time
     if iter_num >= max_iters:
         break
 
@@ -332,7 +519,9 @@ while True:
         sync = nullcontext() if not ddp or micro == grad_accum - 1 else model.no_sync()
         with sync:
             with autocast:
-                _, loss = model(x, y)
+                logits, loss = model(x, y)
+            if dtype == 'float64':   # model.py's loss is of logits.float(): this one is float64 throughout
+                loss = F.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=-1)
             loss = loss * weight
             scaler.scale(loss).backward()
         loss_accum += loss.detach()
@@ -362,5 +551,8 @@ pbar.close()
 if master:
     print(f"final ({task}, {model_args['variant']}, iter {iter_num}): " +
           ', '.join(f"{k} {v:.4f}" for k, v in metrics.items()))
+    if wandb_log:
+        wandb.finish()
 if ddp:
+    dist.barrier()                   # every rank is done with gloo / nccl before any tears it down
     dist.destroy_process_group()

@@ -1,0 +1,317 @@
+"""Bad input on every command line ends with exit status 2 and one line `error: ...` on stderr, before any work;
+and runs never lose or corrupt work: out_dir protection, resume after a kill (each iteration logged once,
+the same losses as an uninterrupted run), checkpoint_interval, ckpt_best.pt.
+
+Most runs are in this process (runpy: no second torch import); a few are subprocesses, as a user runs them."""
+
+import json
+import os
+import runpy
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TINY = ['--task=retrieval', '--retrieval_vocab_size=32', '--retrieval_m_max=4', '--n_test=100', '--n_layer=1',
+        '--n_head=2', '--n_embd=16', '--batch_size=8', '--eval_interval=4', '--log_interval=1', '--eval_iters=1',
+        '--compile=False', '--dtype=float32', '--device=cpu', '--warmup_iters=2', '--learning_rate=3e-3',
+        '--lr_decay_iters=12']
+
+
+def run_script(script, args, monkeypatch, capsys):
+    """Run script in this process with args; returns (exit code, stdout, stderr). An exception other than
+    SystemExit (a traceback) propagates and fails the test."""
+    capsys.readouterr()
+    monkeypatch.setattr(sys, 'argv', [script, *args])
+    monkeypatch.chdir(ROOT)
+    code = 0
+    try:
+        runpy.run_path(os.path.join(ROOT, script), run_name='__main__')
+    except SystemExit as e:
+        code = e.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def subprocess_run(script, args):
+    r = subprocess.run([sys.executable, script, *args], cwd=ROOT, capture_output=True, text=True,
+                       env=dict(os.environ, OMP_NUM_THREADS='1'))
+    return r.returncode, r.stdout, r.stderr
+
+
+def assert_one_line_error(result, message):
+    code, _, err = result
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and lines[0].startswith('error: ') and message in lines[0], (code, err)
+
+
+def records(out_dir, name):
+    with open(os.path.join(out_dir, name)) as f:
+        return [json.loads(line) for line in f]
+
+
+@pytest.fixture(scope='module')
+def trained(tmp_path_factory):
+    """A finished 8-iteration run (subprocess, once per module): out_dir with ckpt.pt, ckpt_best.pt and logs."""
+    out = str(tmp_path_factory.mktemp('trained') / 'run')
+    code, _, err = subprocess_run('train.py', TINY + ['--max_iters=8', f'--out_dir={out}'])
+    assert code == 0, err[-2000:]
+    return out
+
+
+def bad_files(folder):
+    """An empty, a truncated and a random-bytes ckpt.pt, each in its own folder; returns the paths."""
+    paths = {}
+    with open(os.path.join(ROOT, 'README.md'), 'rb') as f:
+        text = f.read(5000)
+    for name, content in (('empty', b''), ('random', os.urandom(5000)), ('text', text)):
+        os.makedirs(folder / name)
+        paths[name] = str(folder / name / 'ckpt.pt')
+        with open(paths[name], 'wb') as f:
+            f.write(content)
+    return paths
+
+
+# ----------------------------------------------------------------------------- train.py
+
+TRAIN_FLAGS = [
+    (['--batch_size=0'], '--batch_size must be >= 1'),
+    (['--batch_size=-8'], '--batch_size must be >= 1'),
+    (['--eval_interval=0'], '--eval_interval must be >= 1'),
+    (['--log_interval=-1'], '--log_interval must be >= 1'),
+    (['--eval_iters=0'], '--eval_iters must be >= 1'),
+    (['--learning_rate=0'], '--learning_rate must be > 0'),
+    (['--learning_rate=-0.001'], '--learning_rate must be > 0'),
+    (['--max_iters=-1'], '--max_iters must be >= 0'),
+    (['--n_test=-5'], '--n_test must be >= 0'),
+    (['--checkpoint_interval=-1'], '--checkpoint_interval must be >= 0'),
+    (['--beta2=1.0'], '--beta2 must be in [0, 1)'),
+    (['--min_lr_ratio=2'], '--min_lr_ratio must be in [0, 1]'),
+    (['--seed=-1'], '--seed must be >= 0'),
+    (['--n_head=0'], '--n_head must be >= 1'),
+    (['--n_layer=0'], '--n_layer must be >= 1'),
+    (['--dtype=float128'], 'dtype must be'),
+    (['--construction=dense'], '--construction must be'),
+    (['--micro_batch_size=3'], 'divisible by micro_batch_size=3'),
+    (['--init_from=resume', '--overwrite=True'], 'cannot go with --init_from=resume'),
+    (['--init_from=no/such/weights.pt'], 'no/such/weights.pt does not exist'),
+    (['--variant=mixiT'], 'unknown variant'),
+    (['--no_such_key=1'], 'unknown config key'),
+]
+
+
+@pytest.mark.parametrize('args,message', TRAIN_FLAGS, ids=[' '.join(a) for a, _ in TRAIN_FLAGS])
+def test_train_flags(args, message, tmp_path, monkeypatch, capsys):
+    out = tmp_path / 'out'
+    assert_one_line_error(run_script('train.py', TINY + [f'--out_dir={out}'] + args, monkeypatch, capsys), message)
+    assert not out.exists()                                # nothing was done
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason='a machine with CUDA')
+def test_train_cuda_without_cuda(tmp_path, monkeypatch, capsys):
+    result = run_script('train.py', TINY + ['--device=cuda', f'--out_dir={tmp_path / "o"}'], monkeypatch, capsys)
+    assert_one_line_error(result, 'CUDA is not available')
+
+
+def test_train_out_dir_is_a_file(tmp_path, monkeypatch, capsys):
+    (tmp_path / 'f').write_text('x')
+    result = run_script('train.py', TINY + [f'--out_dir={tmp_path / "f"}'], monkeypatch, capsys)
+    assert_one_line_error(result, 'is a file, not a folder')
+    result = run_script('train.py', TINY + [f'--out_dir={tmp_path / "f" / "sub"}', '--max_iters=0'], monkeypatch,
+                        capsys)
+    assert_one_line_error(result, 'cannot make --out_dir=')
+
+
+def test_train_bad_checkpoint_files(tmp_path, monkeypatch, capsys):
+    """An empty, random-bytes or text ckpt.pt: resume and --init_from name the file in one line."""
+    for name, path in bad_files(tmp_path).items():
+        folder = os.path.dirname(path)
+        result = run_script('train.py', TINY + [f'--out_dir={folder}', '--init_from=resume'], monkeypatch, capsys)
+        assert_one_line_error(result, path)
+        result = run_script('train.py', TINY + [f'--out_dir={tmp_path / "new"}', f'--init_from={path}'], monkeypatch,
+                            capsys)
+        assert_one_line_error(result, path)
+    result = run_script('train.py', TINY + [f'--out_dir={tmp_path / "new"}', f'--init_from={tmp_path}'], monkeypatch,
+                        capsys)
+    assert_one_line_error(result, 'is a folder')
+
+
+def test_train_truncated_checkpoint(trained, tmp_path, monkeypatch, capsys):
+    os.makedirs(tmp_path / 'cut')
+    with open(os.path.join(trained, 'ckpt.pt'), 'rb') as f, open(tmp_path / 'cut' / 'ckpt.pt', 'wb') as g:
+        g.write(f.read()[:-1000])
+    result = run_script('train.py', TINY + [f'--out_dir={tmp_path / "cut"}', '--init_from=resume'], monkeypatch, capsys)
+    assert_one_line_error(result, str(tmp_path / 'cut' / 'ckpt.pt'))
+
+
+def test_resume_refuses_a_contradicting_flag(trained, monkeypatch, capsys):
+    for args, message in [
+            (['--n_layer=3'], f'--n_layer=3 contradicts the checkpoint in {trained} (n_layer=1)'),
+            (['--task=dyck1'], f'--task=dyck1 contradicts the checkpoint in {trained} (task=retrieval)'),
+            (['--retrieval_m_max=5'], 'retrieval_m_max=5 contradicts'),
+            (['--n_test=50'], 'n_test=50 contradicts'),
+            (['--variant=mixit'], 'variant=mixit contradicts'),
+            (['--max_iters=4'], 'before the checkpoint'),
+    ]:
+        result = run_script('train.py', TINY + [f'--out_dir={trained}', '--init_from=resume', '--max_iters=8'] + args,
+                            monkeypatch, capsys)
+        assert_one_line_error(result, message)
+    result = run_script('train.py', ['config/cpu/dyck1_standard.py', f'--out_dir={trained}', '--init_from=resume'],
+                        monkeypatch, capsys)                 # a config file of another task
+    assert_one_line_error(result, 'task=dyck1 (in config/cpu/dyck1_standard.py) contradicts')
+
+
+def test_resume_without_the_config_takes_the_checkpoints(trained, tmp_path, monkeypatch, capsys):
+    """Only out_dir and the new max_iters: the task and model come from the checkpoint (no IndexError from a
+    default task), the other keys too unless given."""
+    import shutil
+    run = str(tmp_path / 'run')
+    shutil.copytree(trained, run)
+    code, out, err = run_script('train.py', [f'--out_dir={run}', '--init_from=resume', '--max_iters=10'], monkeypatch,
+                                capsys)
+    assert code == 0, err
+    assert 'task retrieval' in out and 'resumed at iteration 8' in out
+    assert [r['iter'] for r in records(run, 'train_log.jsonl')] == list(range(1, 11))
+    assert [r['iter'] for r in records(run, 'log.jsonl')] == [0, 4, 8, 10]
+
+
+def test_new_run_refuses_an_out_dir_that_holds_one(trained, tmp_path, monkeypatch, capsys):
+    import shutil
+    run = str(tmp_path / 'run')
+    shutil.copytree(trained, run)
+    before = {n: open(os.path.join(run, n), 'rb').read() for n in os.listdir(run)}
+    result = subprocess_run('train.py', TINY + ['--max_iters=2', f'--out_dir={run}'])
+    assert_one_line_error(result, f'{run} holds a run (ckpt.pt, ckpt_best.pt, log.jsonl, train_log.jsonl)')
+    assert {n: open(os.path.join(run, n), 'rb').read() for n in os.listdir(run)} == before
+    os.remove(os.path.join(run, 'ckpt.pt'))                  # a log alone is a run too
+    os.remove(os.path.join(run, 'ckpt_best.pt'))
+    assert_one_line_error(run_script('train.py', TINY + ['--max_iters=2', f'--out_dir={run}'], monkeypatch, capsys),
+                          'holds a run (log.jsonl, train_log.jsonl)')
+    assert_one_line_error(run_script('train.py', TINY + ['--max_iters=2', f'--out_dir={run}', '--init_from=resume'],
+                                     monkeypatch, capsys), 'start again with --overwrite=True')
+    code, _, err = run_script('train.py', TINY + ['--max_iters=2', f'--out_dir={run}', '--overwrite=True'], monkeypatch,
+                              capsys)
+    assert code == 0, err
+    assert [r['iter'] for r in records(run, 'train_log.jsonl')] == [1, 2]     # the old records are gone
+    assert [r['iter'] for r in records(run, 'log.jsonl')] == [0, 2]
+    assert torch.load(os.path.join(run, 'ckpt.pt'), weights_only=True)['iter_num'] == 2
+
+
+# ----------------------------------------------------------------------------- resume, checkpoints
+
+def test_resume_after_a_kill(tmp_path, monkeypatch, capsys):
+    """SIGKILL a run after its first checkpoints, resume it: every iteration is logged once, and the losses
+    and evaluations are those of an uninterrupted run."""
+    killed, whole = str(tmp_path / 'killed'), str(tmp_path / 'whole')
+    p = subprocess.Popen([sys.executable, 'train.py', *TINY, '--max_iters=100000', '--checkpoint_interval=3',
+                          f'--out_dir={killed}'], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         env=dict(os.environ, OMP_NUM_THREADS='1'))
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            if os.path.isfile(os.path.join(killed, 'ckpt.pt')) and len(open(os.path.join(killed, 'train_log.jsonl'))
+                                                                         .readlines()) >= 7:
+                break
+            time.sleep(0.05)
+    finally:
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+    assert os.path.isfile(os.path.join(killed, 'ckpt.pt')), 'no checkpoint within 120 s'
+    at = torch.load(os.path.join(killed, 'ckpt.pt'), weights_only=True)['iter_num']
+    logged = len(open(os.path.join(killed, 'train_log.jsonl')).readlines())
+    assert at % 3 == 0 and logged >= at                      # the kill came after the checkpoint's iteration
+    target = at + 5
+    code, _, err = run_script('train.py', TINY + [f'--max_iters={target}', f'--out_dir={killed}',
+                                                  '--init_from=resume'], monkeypatch, capsys)
+    assert code == 0, err
+    code, _, err = run_script('train.py', TINY + [f'--max_iters={target}', f'--out_dir={whole}'], monkeypatch, capsys)
+    assert code == 0, err
+    a, b = records(whole, 'train_log.jsonl'), records(killed, 'train_log.jsonl')
+    assert [r['iter'] for r in b] == [r['iter'] for r in a] == list(range(1, target + 1))
+    assert [r['loss'] for r in b] == pytest.approx([r['loss'] for r in a], rel=1e-6)
+    a, b = records(whole, 'log.jsonl'), records(killed, 'log.jsonl')
+    assert [r['iter'] for r in b] == [r['iter'] for r in a]
+    assert [r['val_loss'] for r in b] == pytest.approx([r['val_loss'] for r in a], rel=1e-6)
+
+
+def test_logged_loss_after_resume_averages_the_steps_since(tmp_path, monkeypatch, capsys):
+    """log_interval=4, a checkpoint at iteration 6: the record at 8 of the resumed run averages steps 7 and 8,
+    the one at 12 steps 9..12, as the per-step losses of an uninterrupted run give them."""
+    steps, part = str(tmp_path / 'steps'), str(tmp_path / 'part')
+    assert run_script('train.py', TINY + ['--max_iters=12', f'--out_dir={steps}'], monkeypatch, capsys)[0] == 0
+    loss = {r['iter']: r['loss'] for r in records(steps, 'train_log.jsonl')}
+    flags = TINY + ['--log_interval=4', '--checkpoint_interval=6', f'--out_dir={part}']
+    assert run_script('train.py', flags + ['--max_iters=6'], monkeypatch, capsys)[0] == 0
+    assert [r['iter'] for r in records(part, 'train_log.jsonl')] == [4]
+    assert run_script('train.py', flags + ['--max_iters=12', '--init_from=resume'], monkeypatch, capsys)[0] == 0
+    got = {r['iter']: r['loss'] for r in records(part, 'train_log.jsonl')}
+    assert sorted(got) == [4, 8, 12]
+    for it, since in ((4, range(1, 5)), (8, (7, 8)), (12, range(9, 13))):
+        assert got[it] == pytest.approx(sum(loss[i] for i in since) / len(since), rel=1e-6), it
+
+
+@pytest.mark.parametrize('interval,written', [(None, [4, 8, 10]), (3, [3, 6, 9, 10]), (0, [10])])
+def test_checkpoint_interval_and_best(interval, written, tmp_path, monkeypatch, capsys):
+    """ckpt.pt every checkpoint_interval iterations (None: eval_interval; 0: none) and always at the end;
+    ckpt_best.pt whenever val_loss improves, holding that evaluation's weights."""
+    saves, real_save = [], torch.save
+
+    def save(obj, f, *args, **kwargs):
+        saves.append(('best' if 'val_loss' in obj else 'ckpt', obj['iter_num']))
+        return real_save(obj, f, *args, **kwargs)
+
+    monkeypatch.setattr(torch, 'save', save)
+    out = str(tmp_path / 'out')
+    flags = TINY + ['--max_iters=10', '--learning_rate=1e-2', f'--out_dir={out}'] + (
+        [f'--checkpoint_interval={interval}'] if interval is not None else [])
+    code, _, err = run_script('train.py', flags, monkeypatch, capsys)
+    assert code == 0, err
+    assert [it for kind, it in saves if kind == 'ckpt'] == written
+    evals = records(out, 'log.jsonl')
+    best_so_far = [r['iter'] for i, r in enumerate(evals) if r['val_loss'] < min([e['val_loss'] for e in evals[:i]],
+                                                                                 default=float('inf'))]
+    assert [it for kind, it in saves if kind == 'best'] == best_so_far
+    best = torch.load(os.path.join(out, 'ckpt_best.pt'), weights_only=True)
+    low = min(evals, key=lambda r: r['val_loss'])
+    assert best['iter_num'] == low['iter'] and best['val_loss'] == low['val_loss']
+    monkeypatch.setattr(torch, 'save', real_save)
+    code, _, err = run_script('train.py', TINY + ['--max_iters=0', f'--init_from={out}/ckpt_best.pt',
+                                                  f'--out_dir={tmp_path / "again"}'], monkeypatch, capsys)
+    assert code == 0, err                                    # its weights evaluate to the same val_loss
+    assert records(str(tmp_path / 'again'), 'log.jsonl')[0]['val_loss'] == pytest.approx(low['val_loss'], rel=1e-6)
+
+
+# ----------------------------------------------------------------------------- sample.py and bench.py
+
+def test_sample_flags_and_files(trained, tmp_path, monkeypatch, capsys):
+    bad = bad_files(tmp_path)
+    cases = [(['--temperature=0'], '--temperature must be > 0'), (['--temperature=-1'], '--temperature must be > 0'),
+             (['--top_k=-1'], '--top_k must be >= 0'), (['--max_new_tokens=-1'], '--max_new_tokens must be >= 0'),
+             (['--num_samples=0'], '--num_samples must be >= 1'),
+             ([f'--start=FILE:{tmp_path}/missing.txt'], f'--start=FILE:{tmp_path}/missing.txt: no such file'),
+             ([f'--out_dir={tmp_path}/nothing'], 'no checkpoint at'),
+             ([f'--out_dir={trained}'], "is a 'retrieval' model; sampling needs a language model"),
+             ([f'--out_dir={trained}', '--ckpt=ckpt_best.pt'], "is a 'retrieval' model")]
+    cases += [([f'--out_dir={os.path.dirname(p)}'], p) for p in bad.values()]
+    for args, message in cases:
+        assert_one_line_error(run_script('sample.py', args, monkeypatch, capsys), message)
+    assert_one_line_error(subprocess_run('sample.py', ['--temperature=0']), '--temperature must be > 0')
+
+
+BENCH = ['--n_layer=1', '--n_embd=16', '--n_head=2', '--vocab_size=64', '--block_size=16', '--batch_size=2',
+         '--compile=False', '--dtype=float32', '--device=cpu']
+
+
+@pytest.mark.parametrize('args,message', [
+    (['--batch_size=0'], '--batch_size must be >= 1'), (['--batch_size=-2'], '--batch_size must be >= 1'),
+    (['--vocab_size=0'], '--vocab_size must be >= 1'), (['--n_head=0'], '--n_head must be >= 1'),
+    (['--micro_batch_size=-1'], '--micro_batch_size must be >= 0'), (['--iters=5'], 'at least 10'),
+    (['--n_layer=48', '--n_embd=4096', '--n_head=32', '--vocab_size=50304', '--block_size=4096',
+      '--batch_size=4096'], 'this model and batch need about'),
+])
+def test_bench_flags(args, message, monkeypatch, capsys):
+    assert_one_line_error(run_script('bench.py', BENCH + args, monkeypatch, capsys), message)

@@ -357,11 +357,16 @@ def hmc_state_vectors(N0):
     return half.double() * math.sqrt(2), (~half).double() * math.sqrt(2)
 
 
-def hmc_heads(N0, T, beta, gen):
+DENOISE_HEADS = ('random', 'uniform')   # layer-1 head 2 of the HMC network
+
+
+def hmc_heads(N0, T, beta, gen, denoise_head='random'):
     """Designed query-key matrices W = β·blockdiag(W_ff, W_pp) (+ random cross blocks) for L = 2, H = 2
     (paper 3, App. G.2; the W_pp entries are read from garbled text, see docs/deviations.md). Layer 1 head 0 "good":
     W_ff = q qᵀ, q = (v_+ − v_−)/N0, W_pp[s, s+1] = 1 (s ≥ 1), W_pp[0, t≥1] = 3/2; layer 2 head 0: W_pp = all ones
-    (uniform); head 1 of each layer random (App. G.2.2). gen: torch.Generator. → [W1, W2], each (2, D, D) float64,
+    (uniform); head 1 of each layer random (App. G.2.2), or with denoise_head='uniform' layer 1's head 1 W = 0,
+    uniform attention (App. G.2.2, Fig. 5c; the authors' 2paths script), drawn all the same so that the other heads
+    do not change. gen: torch.Generator. → [W1, W2], each (2, D, D) float64,
     D = N0 + T + 1."""
     D = N0 + T + 1
     v_plus, v_minus = hmc_state_vectors(N0)
@@ -378,19 +383,25 @@ def hmc_heads(N0, T, beta, gen):
         W[:N0, :N0] = torch.randn(N0, N0, generator=gen, dtype=DTYPE) / N0
         W[N0:, N0:] = torch.randn(T + 1, T + 1, generator=gen, dtype=DTYPE)
         return W
-    return [beta * torch.stack([good1, random_head()]), beta * torch.stack([good2, random_head()])]
+    layer1 = [good1, random_head()]
+    if denoise_head == 'uniform':
+        layer1[1] = torch.zeros(D, D, dtype=DTYPE)
+    elif denoise_head != 'random':
+        raise ValueError(f"denoise_head must be one of {DENOISE_HEADS}, got {denoise_head!r}")
+    return [beta * torch.stack(layer1), beta * torch.stack([good2, random_head()])]
 
 
 HMC_PATHS = ['good', 'adv-1', 'denoise', 'adv-2']   # (h1, h2) = (0,0), (0,1), (1,0), (1,1); head 0 = designed
 
 
-def hmc_setup(n_train, n_test, seed, T=30, N0=200, sigma_par=1.0, sigma_perp=1.0, beta=10.0, readout='last'):
+def hmc_setup(n_train, n_test, seed, T=30, N0=200, sigma_par=1.0, sigma_perp=1.0, beta=10.0, readout='last',
+              denoise_head='random'):
     """Data, heads and attentioned inputs of the HMC experiment (paper 3, App. G). The readout token is the last
     (App. G.2 says the first; the authors' code reads the last: see docs/deviations.md). → dict with xi_tr (P, 4, D),
     y_tr (P,), xi_te (P*, 4, D), y_te (P*,), D = N0 + T + 1, and sub-networks 'all' (heads (2,2)), 'good' ((1,1)),
-    'good+denoise' ((2,1)) as (path indices, heads)."""
+    'good+denoise' ((2,1)) as (path indices, heads); denoise_head as in `hmc_heads`."""
     gen = torch.Generator().manual_seed(seed)
-    Ws = hmc_heads(N0, T, beta, gen)
+    Ws = hmc_heads(N0, T, beta, gen, denoise_head)
     x_tr, y_tr = hmc_data(n_train, T, N0, sigma_par, sigma_perp, gen)
     x_te, y_te = hmc_data(n_test, T, N0, sigma_par, sigma_perp, gen)
     xi_tr = attentioned_inputs(x_tr, [attention_W(x_tr, W) for W in Ws], readout)
@@ -716,23 +727,25 @@ def hmc_theory(d, net, widths, tau, lr=0.1, tol=1e-5, max_iters=20000, n_pcs=30)
                 U={N: U.tolist() for N, U in Us.items()}, minimisation=info, alignment=overlaps)
 
 
-def nuts_point(path, network):
+def nuts_point(path, network, denoise_head='random'):
     """(N, sampled mean-predictor accuracy) from a `nuts` command's JSON at path if it exists and sampled the same
-    sub-network, else None."""
+    sub-network with the same denoising head, else None."""
     if not os.path.exists(path):
         return None
     with open(path) as f:
         res = json.load(f)
-    return (res['N'], res['acc_sampled']) if res.get('network') == network else None
+    same = res.get('network') == network and res.get('denoise_head', 'random') == denoise_head
+    return (res['N'], res['acc_sampled']) if same else None
 
 
 def plot_hmc(res, out_dir, sampled=None):
     """Paper 3's Fig. 2c top (accuracy against N), 2c bottom (U for each N) and 2d (kernel-PC overlaps) from the
-    `hmc` command's results (hmc_theory's dict plus config), as paths_hmc_{accuracy,U,alignment}.png in out_dir
-    (suffix _2paths for the good+denoise network of Fig. 2e). sampled: (N, accuracy) of NUTS samples, or None."""
+    `hmc` command's results (hmc_theory's dict plus config), as paths_hmc_{accuracy,U,alignment}<tag>.png in out_dir
+    (`hmc_tag`: _2paths for the good+denoise network of Fig. 2e, _uniform for a uniform denoising head, Fig. 5c).
+    sampled: (N, accuracy) of NUTS samples, or None."""
     plt = pyplot()
     two = res['network'] == 'good+denoise'
-    tag = '_2paths' if two else ''
+    tag = hmc_tag(res['network'], res['config'].get('denoise_head', 'random'))
     Ns, fw, gp = sorted(res['widths']), res['fw'], res['gp']
     fig, ax = plt.subplots(figsize=(4.2, 3.2))
     ax.semilogx(Ns, [fw[N] for N in Ns], 'b-x', label='theory (finite width)')
@@ -744,7 +757,9 @@ def plot_hmc(res, out_dir, sampled=None):
         ax.axhline(gp['good+denoise'], color='r', ls=':', label='GP, good+denoise')
     ax.set_xlabel('N')
     ax.set_ylabel('test accuracy')
-    ax.set_title(f"HMC task, σ⊥={res['config']['sigma_perp']:g}", fontsize=10)
+    head = res['config'].get('denoise_head', 'random')
+    ax.set_title(f"HMC task, σ⊥={res['config']['sigma_perp']:g}" + (f", {head} denoising head" if head != 'random'
+                                                                   else ''), fontsize=10)
     ax.legend(fontsize=7)
     fig.savefig(os.path.join(out_dir, f'paths_hmc_accuracy{tag}.png'), dpi=110, bbox_inches='tight')
     plt.close(fig)
@@ -757,6 +772,34 @@ def plot_hmc(res, out_dir, sampled=None):
     ax.set_ylabel('|overlap with Y|')
     ax.legend(fontsize=8)
     fig.savefig(os.path.join(out_dir, f'paths_hmc_alignment{tag}.png'), dpi=110, bbox_inches='tight')
+    plt.close(fig)
+
+
+def hmc_tag(network, denoise_head):
+    """PNG name suffix of an `hmc` run: '' for all four paths with the random head, '_2paths' for good+denoise,
+    '_uniform' added for a uniform denoising head."""
+    return ('_2paths' if network == 'good+denoise' else '') + ('_uniform' if denoise_head == 'uniform' else '')
+
+
+def plot_hmc_kernels(d, net, U, N, path):
+    """Paper 3's Fig. 5b: the same-path kernels C_ππ of the training set for every path of the sub-network `net` of
+    d = hmc_setup(...), the GP kernel (U = I) and the kernel at width N (U the action's minimiser), examples ordered
+    by class (the first half y = +1). U: (|Π|, |Π|); path: the PNG written."""
+    plt = pyplot()
+    idx, _ = d['nets'][net]
+    xi = d['xi_tr'][:, idx]
+    panels = {f'{HMC_PATHS[i]} path': xi[:, k] @ xi[:, k].T / xi.shape[-1] for k, i in enumerate(idx)}
+    panels['GP kernel'] = kernel(torch.eye(len(idx), dtype=DTYPE), xi)
+    panels[f'N={N} kernel'] = kernel(torch.as_tensor(U, dtype=DTYPE), xi)
+    fig, axes = plt.subplots(1, len(panels), figsize=(2.3 * len(panels), 2.5))
+    for ax, (name, K) in zip(axes, panels.items()):
+        im = ax.imshow(K.numpy(), cmap='viridis')
+        ax.set_title(name, fontsize=8)
+        ax.set_xticks([])
+        ax.set_yticks([])
+        fig.colorbar(im, ax=ax, fraction=0.046, pad=0.03)
+    fig.suptitle('training-set kernels, examples ordered by class', fontsize=9)
+    fig.savefig(path, dpi=110, bbox_inches='tight')
     plt.close(fig)
 
 
@@ -1133,27 +1176,34 @@ def hmc(out_dir='out/paths',          # results.json and PNGs go here (nuts.json
         sigma_par=1.0,                # noise in the plane of v_+, v_-
         sigma_perp=1.0,               # noise off that plane (Fig. 2e: 5.0)
         two_paths=False,              # Fig. 2e: the network of the good and denoising paths only
+        denoise_head='random',        # layer-1 head 2: 'random' (Fig. 2) or 'uniform', W = 0 (Fig. 5c)
         widths=(10, 30, 50, 100, 300, 500, 1000),   # the N swept by the finite-width theory
         lr=0.1,                       # Adam learning rate on the Cholesky factors of U (App. E)
         tol=1e-5,                     # stop when the largest gradient entry is below this
         max_iters=20000):             # most Adam steps per minimisation
-    """Fig. 2 of paper 3 (App. G): GP accuracy of sub-networks, finite-width theory over N, U, kernel-PC overlaps."""
+    """Fig. 2 and 5b/c of paper 3 (App. G): GP accuracy of sub-networks, finite-width theory over N, U, kernels."""
     require(P >= 2 and P_test >= 1, f"need P >= 2 and P_test >= 1, got P={P}, P_test={P_test}")
+    require(denoise_head in DENOISE_HEADS, f"denoise_head must be one of {', '.join(DENOISE_HEADS)}, got {denoise_head!r}")
     require(T >= 2 and N0_feat >= 2, f"need T >= 2 and N0_feat >= 2, got T={T}, N0_feat={N0_feat}")
     require(len(widths) > 0 and min(widths) >= 1, f"widths must be positive, got {widths}")
     require(tau > 0, f"tau must be positive, got {tau}")
     net = 'good+denoise' if two_paths else 'all'
-    d = hmc_setup(P, P_test, seed, T, N0_feat, sigma_par, sigma_perp, beta)
+    d = hmc_setup(P, P_test, seed, T, N0_feat, sigma_par, sigma_perp, beta, denoise_head=denoise_head)
     idx, heads = d['nets'][net]
     print(f"HMC task: P={P}, P*={P_test}, T={T}, N0={d['xi_tr'].shape[-1]}, tau={tau}, sigma_par={sigma_par}, "
-          f"sigma_perp={sigma_perp}, network '{net}' heads={heads}, paths={[HMC_PATHS[i] for i in idx]}")
+          f"sigma_perp={sigma_perp}, network '{net}' heads={heads}, paths={[HMC_PATHS[i] for i in idx]}, "
+          f"{denoise_head} denoising head")
     res = hmc_theory(d, net, widths, tau, lr, tol, max_iters)
     print("GP limit accuracy: " + ", ".join(f"{k} {v:.3f}" for k, v in res['gp'].items()))
     res['config'] = dict(P=P, P_test=P_test, T=T, N0_feat=N0_feat, tau=tau, beta=beta, sigma_par=sigma_par,
-                         sigma_perp=sigma_perp, seed=seed, lr=lr, tol=tol, max_iters=max_iters)
+                         sigma_perp=sigma_perp, denoise_head=denoise_head, seed=seed, lr=lr, tol=tol,
+                         max_iters=max_iters)
     os.makedirs(out_dir, exist_ok=True)
     save_json(res, os.path.join(out_dir, 'results.json'))
-    plot_hmc(res, out_dir, nuts_point(os.path.join(out_dir, 'nuts.json'), net))
+    plot_hmc(res, out_dir, nuts_point(os.path.join(out_dir, 'nuts.json'), net, denoise_head))
+    N_small = min(widths)
+    plot_hmc_kernels(d, net, res['U'][N_small], N_small,
+                     os.path.join(out_dir, f'paths_hmc_kernels{hmc_tag(net, denoise_head)}.png'))
     print_hmc(res)
     print(f"results and figures in {out_dir}/")
     return res
@@ -1170,6 +1220,7 @@ def nuts(out_dir='out/paths',         # nuts.json and paths_nuts_U.png go here (
          sigma_par=1.0,               # noise in the plane of v_+, v_-
          sigma_perp=1.0,              # noise off that plane
          two_paths=False,             # sample the good+denoise network instead of all four paths
+         denoise_head='random',       # layer-1 head 2: 'random' or 'uniform' (W = 0)
          N=10,                        # width of the sampled network
          warmup=200,                  # NUTS warm-up steps
          samples=400,                 # NUTS samples (one chain)
@@ -1182,9 +1233,11 @@ def nuts(out_dir='out/paths',         # nuts.json and paths_nuts_U.png go here (
     require(P >= 2 and P_test >= 1 and tau > 0, f"need P >= 2, P_test >= 1, tau > 0, got {P}, {P_test}, {tau}")
     if importlib.util.find_spec('pyro') is None:
         fail("bayes_paths.py nuts needs pyro-ppl (pip install pyro-ppl), an optional dependency")
+    require(denoise_head in DENOISE_HEADS, f"denoise_head must be one of {', '.join(DENOISE_HEADS)}, got {denoise_head!r}")
     net = 'good+denoise' if two_paths else 'all'
-    d = hmc_setup(P, P_test, seed, T, N0_feat, sigma_par, sigma_perp, beta)
+    d = hmc_setup(P, P_test, seed, T, N0_feat, sigma_par, sigma_perp, beta, denoise_head=denoise_head)
     res = nuts_check(d, net, N, tau, warmup, samples, max_tree_depth, seed, lr, tol, max_iters)
+    res['denoise_head'] = denoise_head
     os.makedirs(out_dir, exist_ok=True)
     save_json(res, os.path.join(out_dir, 'nuts.json'))
     plot_U_grid({'theory': res['U_theory'], 'NUTS': res['U_sampled']}, res['paths'],

@@ -408,19 +408,31 @@ def write_oneshot_data(root, seed=0):
             f.write((2049).to_bytes(4, 'big') + (20).to_bytes(4, 'big') + bytes(i % 10 for i in range(20)))
 
 
-@pytest.mark.parametrize('two_paths', [False, True])
-def test_hmc_command_tiny(tmp_path, two_paths):
+@pytest.mark.parametrize('two_paths,denoise_head', [(False, 'random'), (True, 'random'), (True, 'uniform')])
+def test_hmc_command_tiny(tmp_path, two_paths, denoise_head):
     res = bp.hmc(out_dir=str(tmp_path), P=20, P_test=40, T=6, N0_feat=10, widths=(3, 10), two_paths=two_paths,
-                 max_iters=300)
+                 denoise_head=denoise_head, max_iters=300)
     paths = ['good', 'denoise'] if two_paths else bp.HMC_PATHS
     assert res['paths'] == paths and set(res['fw']) == {3, 10}
     assert np.array(res['U'][3]).shape == (len(paths), len(paths))
     assert all(len(v) == 20 for v in res['alignment'].values())        # at most P kernel PCs
     saved = json.loads((tmp_path / 'results.json').read_text())
     assert saved['fw']['3'] == res['fw'][3] and saved['config']['P'] == 20
-    tag = '_2paths' if two_paths else ''
-    for name in ('accuracy', 'U', 'alignment'):
+    assert saved['config']['denoise_head'] == denoise_head
+    tag = ('_2paths' if two_paths else '') + ('_uniform' if denoise_head == 'uniform' else '')
+    for name in ('accuracy', 'U', 'alignment', 'kernels'):
         assert (tmp_path / f'paths_hmc_{name}{tag}.png').exists()
+
+
+def test_uniform_denoising_head_is_zero_W_and_leaves_the_other_heads():
+    Ws_r = bp.hmc_heads(10, 6, 10.0, torch.Generator().manual_seed(0))
+    Ws_u = bp.hmc_heads(10, 6, 10.0, torch.Generator().manual_seed(0), denoise_head='uniform')
+    assert torch.count_nonzero(Ws_u[0][1]) == 0 and torch.count_nonzero(Ws_r[0][1]) > 0
+    assert torch.equal(Ws_u[0][0], Ws_r[0][0]) and torch.equal(Ws_u[1], Ws_r[1])
+    x = torch.randn(3, 7, 17, dtype=D64)
+    assert torch.allclose(bp.attention_W(x, Ws_u[0])[:, 1], torch.full((3, 7, 7), 1 / 7, dtype=D64))
+    with pytest.raises(ValueError):
+        bp.hmc_heads(10, 6, 10.0, torch.Generator().manual_seed(0), denoise_head='none')
 
 
 def test_oneshot_command_tiny(tmp_path):

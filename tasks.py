@@ -439,8 +439,9 @@ def memorization(seed=0, fixed_train=True, n_train=None, n_test=None, n_keys=512
 #   meta.json                      tokenizer, vocab_size, eot, and per split its token and document counts
 #   train.bin, test.bin            uint16 token ids; lm: documents concatenated, each followed by <|endoftext|>
 #   train.docs.npy, test.docs.npy  sentiment only: int64 (N, 3) rows (start, end, label) into the .bin
-# Every file is written under a .tmp name and renamed when complete: a file with its final name is finished,
-# and re-running skips it.
+# Every file is written under a .tmp name and renamed when complete: a file with its final name is finished.
+# meta.json records what the data was made from (its `recipe`: the options and a SHA-256 of the input files);
+# re-running skips a finished split only when the recipe is the same, and otherwise prepares it again.
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'data')
 TOKENIZER_ENV = 'TIKTOKEN_GPT2_FILE'    # path to a local gpt2.tiktoken, used instead of tiktoken's download
@@ -652,26 +653,64 @@ def read_labelled(path):
     import io
     text, name = read_text(path), os.path.basename(path)
     stem = name[:-len(os.path.splitext(name)[1])] if name.endswith(('.xz', '.gz', '.bz2')) else name
+    if not text.strip():
+        raise DataError(f"{path}: empty input file")
     if '.csv' in name:
         csv.field_size_limit(2 ** 31 - 1)
-        rows = csv.DictReader(io.StringIO(text, newline=''))
-        if not {'label', 'text'} <= set(rows.fieldnames or ()):
-            raise DataError(f"{path}: a CSV needs 'label' and 'text' columns, has {rows.fieldnames}")
+        rows = csv.DictReader(io.StringIO(text, newline=''), strict=True)   # strict: a stray quote is an error
+        out, start = [], 1                                   # start: the line the row being read starts on
         try:
-            return [(r['text'], int(r['label'])) for r in rows]
-        except (ValueError, TypeError):
-            raise DataError(f"{path}: a label is not an integer (line {rows.line_num})") from None
-    lines = [line for line in text.splitlines() if line.strip()]
+            if not {'label', 'text'} <= set(rows.fieldnames or ()):
+                raise DataError(f"{path}: a CSV needs 'label' and 'text' columns, has {rows.fieldnames}")
+            start = rows.line_num + 1
+            for r in rows:
+                try:
+                    out.append((r['text'], int(r['label'])))
+                except (ValueError, TypeError):
+                    raise DataError(f"{path}, line {start}: the label {r['label']!r} is not an integer") from None
+                start = rows.line_num + 1
+        except csv.Error as e:                               # an unterminated or misplaced quote
+            raise DataError(f"{path}, line {start}: bad CSV ({e}; is a quote opened on this line not "
+                            f"closed?)") from None
+        if not out:
+            raise DataError(f"{path}: a header but no rows")
+        return out
+    lines = [(i + 1, line) for i, line in enumerate(text.splitlines()) if line.strip()]
     if stem.endswith(('.0', '.1')):
-        return [(line, int(stem[-1])) for line in lines]
+        return [(line, int(stem[-1])) for _, line in lines]
     out = []
-    for i, line in enumerate(lines):
+    for number, line in lines:
         label, _, t = line.partition(' ')
         if not label.lstrip('-').isdigit() or not t:
-            raise DataError(f"{path}, line {i + 1}: expected '<label> <text>' (or name the file *.0 / *.1, or a "
+            raise DataError(f"{path}, line {number}: expected '<label> <text>' (or name the file *.0 / *.1, or a "
                             f"CSV with label,text columns)")
         out.append((t, int(label)))
     return out
+
+
+def files_sha256(paths):
+    """SHA-256 (hex) of the named files' bytes, in order, each preceded by its length: the inputs' identity in
+    meta.json's recipe."""
+    import hashlib
+    h = hashlib.sha256()
+    for path in paths:
+        h.update(f'{os.path.getsize(path)}\n'.encode())
+        with open(path, 'rb') as f:
+            while chunk := f.read(1 << 20):
+                h.update(chunk)
+    return h.hexdigest()
+
+
+def read_meta(meta_path):
+    """A prepared dataset's meta.json as a dict. Raises DataError naming the file when it is not valid JSON."""
+    try:
+        with open(meta_path) as f:
+            meta = json.load(f)
+    except (ValueError, OSError) as e:
+        raise DataError(f"{meta_path}: not a readable meta.json ({type(e).__name__}); prepare the data again") from None
+    if not isinstance(meta, dict) or not isinstance(meta.get('splits', {}), dict):
+        raise DataError(f"{meta_path}: not a meta.json of python tasks.py prepare; prepare the data again")
+    return meta
 
 
 def hf_rows(path, config, split, lo, hi):
@@ -710,15 +749,30 @@ def prepare(name, inputs=(), test_inputs=(), task=None, tokenizer=None, out_dir=
     enc = enc or gpt2_encoding(tokenizer)
     os.makedirs(out_dir, exist_ok=True)
     meta_path = os.path.join(out_dir, 'meta.json')
-    meta = json.load(open(meta_path)) if os.path.isfile(meta_path) and not force else {}
+    meta = {}
+    if os.path.isfile(meta_path) and not force:
+        try:
+            meta = read_meta(meta_path)
+        except DataError as e:
+            print(f"{e}: preparing every split again")
     source = (HF_DATASETS[name][1:3] if not inputs else
               {'train': [os.path.abspath(p) for p in inputs], 'test': [os.path.abspath(p) for p in test_inputs]})
     source = json.loads(json.dumps(source))                  # as it reads back from meta.json
-    if meta and (meta.get('task'), meta.get('source'), meta.get('vocab_size')) != (task, source, enc.n_vocab):
+    if meta and (meta.get('task'), meta.get('source')) != (task, source):
         raise DataError(f"{out_dir} holds {meta.get('task')} data prepared from {meta.get('source')}; "
                         f"pass --force to replace it, or choose another --out_dir")
+    # what the data is made from: a finished split is kept only when this is what made it
+    recipe = dict(tokenizer=enc.name, vocab_size=enc.n_vocab, eot=enc.eot_token, test_fraction=test_fraction,
+                  inputs_sha256=files_sha256(list_files(inputs) + list_files(test_inputs)) if inputs else None,
+                  hf_splits=None if inputs else HF_DATASETS[name][3])
+    recipe = json.loads(json.dumps(recipe))
+    if meta and meta.get('recipe') != recipe:
+        changed = [k for k in recipe if (meta.get('recipe') or {}).get(k) != recipe[k]]
+        print(f"{out_dir}: made from other inputs or options ({', '.join(changed)} differ): preparing every "
+              f"split again")
+        meta['splits'] = {}
     meta.update(task=task, source=source, tokenizer=enc.name, vocab_size=enc.n_vocab, eot=enc.eot_token,
-                dtype='uint16', splits=meta.get('splits', {}))
+                dtype='uint16', recipe=recipe, splits=meta.get('splits', {}))
 
     if inputs:                                               # local files: read them all first (they are small)
         files = {'train': list_files(inputs), 'test': list_files(test_inputs)}
@@ -729,6 +783,9 @@ def prepare(name, inputs=(), test_inputs=(), task=None, tokenizer=None, out_dir=
                             f"(a file named *test* is test text; or pass --test_input=... or --test_fraction=0.1)")
         if task == 'lm':
             texts = {s: [read_text(f) for f in fs] for s, fs in files.items()}
+            for f, t in zip(files['train'] + files['test'], texts['train'] + texts['test']):
+                if not t.strip():
+                    raise DataError(f"{f}: empty input file")
             if test_fraction > 0 and not files['test']:        # hold out the end of the last training file
                 last = texts['train'][-1]
                 cut = exact_cut(last, int(len(last) * (1 - test_fraction))) or int(len(last) * (1 - test_fraction))
@@ -762,11 +819,13 @@ def prepare(name, inputs=(), test_inputs=(), task=None, tokenizer=None, out_dir=
 
     for s in ('train', 'test'):
         path = os.path.join(out_dir, f'{s}.bin')
-        done = os.path.isfile(path) and s in meta['splits'] and not force
+        done = (os.path.isfile(path) and s in meta['splits'] and not force
+                and os.path.getsize(path) == 2 * meta['splits'][s]['tokens'])
         if task == 'sentiment':
             done = done and os.path.isfile(os.path.join(out_dir, f'{s}.docs.npy'))
         if done:
-            print(f"{path}: done already ({meta['splits'][s]['tokens']:,} tokens), skipped")
+            print(f"{path}: done already from the same inputs and options ({meta['splits'][s]['tokens']:,} tokens), "
+                  f"skipped")
             continue
         src = sources[s]() if callable(sources[s]) else sources[s]
         writer = write_lm_split if task == 'lm' else write_sentiment_split
@@ -787,13 +846,28 @@ def load_prepared(data_dir, task):
     name = os.path.basename(os.path.normpath(data_dir))
     if not os.path.isfile(meta_path):
         raise DataError(f"no prepared data in {data_dir}; run: python tasks.py prepare {name} (offline: --input=...)")
-    meta = json.load(open(meta_path))
+    meta = read_meta(meta_path)
     if meta.get('task') != task:
         raise DataError(f"{data_dir} holds {meta.get('task')} data, not {task}")
-    missing = [s for s in ('train', 'test') if s not in meta['splits'] or
+    splits = meta.get('splits', {})
+    missing = [s for s in ('train', 'test') if s not in splits or
                not os.path.isfile(os.path.join(data_dir, f'{s}.bin'))]
     if missing:
         raise DataError(f"{data_dir}: split {missing[0]} is not prepared; re-run python tasks.py prepare {name}")
+    for s in ('train', 'test'):                    # the files are the ones meta.json describes
+        path = os.path.join(data_dir, f'{s}.bin')
+        if os.path.getsize(path) != 2 * splits[s]['tokens']:
+            raise DataError(f"{path}: {os.path.getsize(path):,} bytes, but meta.json records {splits[s]['tokens']:,} "
+                            f"uint16 tokens ({2 * splits[s]['tokens']:,} bytes); prepare the data again")
+        docs = os.path.join(data_dir, f'{s}.docs.npy')
+        if task == 'sentiment':
+            try:
+                n = np.load(docs, mmap_mode='r').shape[0]
+            except (OSError, ValueError) as e:
+                raise DataError(f"{docs}: not readable ({type(e).__name__}); prepare the data again") from None
+            if n != splits[s]['documents']:
+                raise DataError(f"{docs}: {n:,} texts, but meta.json records {splits[s]['documents']:,}; prepare "
+                                f"the data again")
     return meta
 
 

@@ -315,3 +315,95 @@ BENCH = ['--n_layer=1', '--n_embd=16', '--n_head=2', '--vocab_size=64', '--block
 ])
 def test_bench_flags(args, message, monkeypatch, capsys):
     assert_one_line_error(run_script('bench.py', BENCH + args, monkeypatch, capsys), message)
+
+
+# ----------------------------------------------------------------------------- tasks.py prepare, prepared data
+
+@pytest.fixture
+def byte_tokenizer(tmp_path):
+    """A .tiktoken file of the 256 single-byte tokens (no merges): GPT-2's format, fast to build."""
+    import base64
+    path = str(tmp_path / 'bytes.tiktoken')
+    with open(path, 'wb') as f:
+        f.writelines(base64.b64encode(bytes([b])) + b' %d\n' % b for b in range(256))
+    return path
+
+
+def prepare(args, tokenizer, capsys):
+    """python tasks.py prepare ARGS in this process: (exit code, stdout, stderr)."""
+    import tasks
+    from configurator import run_command
+    capsys.readouterr()
+    code = 0
+    try:
+        run_command(dict(prepare=tasks.prepare_command), ['prepare', *args, f'--tokenizer={tokenizer}'])
+    except SystemExit as e:
+        code = e.code
+    out, err = capsys.readouterr()
+    return code, out, err                                           # on success err holds tqdm's bars
+
+
+def test_prepare_rejects_empty_input_and_broken_csv(tmp_path, byte_tokenizer, capsys):
+    (tmp_path / 'empty.txt').write_text('\n \n')
+    (tmp_path / 'text_test.txt').write_text('some test text\n')
+    (tmp_path / 'open.csv').write_text('label,text\n1,"fine"\n0,"never closed\nmore text\n')
+    (tmp_path / 'stray.csv').write_text('label,text\n1,"fine"\n0,"closed"here\n1,ok\n')
+    (tmp_path / 'header.csv').write_text('label,text\n')
+    (tmp_path / 'lines.txt').write_text('1 good\n\n0 bad\npositive nice\n')
+    for args, message in [
+            ([f'--input={tmp_path / "empty.txt"},{tmp_path / "text_test.txt"}'], f'{tmp_path / "empty.txt"}: empty input'),
+            (['--task=sentiment', f'--input={tmp_path / "empty.txt"}', '--test_fraction=0.5'], 'empty input file'),
+            (['--task=sentiment', f'--input={tmp_path / "open.csv"}', '--test_fraction=0.5'],
+             f'{tmp_path / "open.csv"}, line 3: bad CSV'),
+            (['--task=sentiment', f'--input={tmp_path / "stray.csv"}', '--test_fraction=0.5'],
+             f'{tmp_path / "stray.csv"}, line 3: bad CSV'),
+            (['--task=sentiment', f'--input={tmp_path / "header.csv"}', '--test_fraction=0.5'], 'a header but no rows'),
+            (['--task=sentiment', f'--input={tmp_path / "lines.txt"}', '--test_fraction=0.5'],
+             f'{tmp_path / "lines.txt"}, line 4: expected'),          # the file's line, blank lines counted
+            (['--test_fraction=1.5', f'--input={tmp_path / "text_test.txt"}'], 'test_fraction must be in [0, 1)'),
+    ]:
+        assert_one_line_error(prepare(['x', f'--out_dir={tmp_path / "data"}', *args], byte_tokenizer, capsys), message)
+
+
+def test_prepare_redoes_what_other_inputs_made(tmp_path, byte_tokenizer, capsys):
+    """meta.json records the options and a hash of the inputs; a changed input or option prepares again,
+    the same ones skip."""
+    train, test, data = tmp_path / 'a.txt', tmp_path / 'a_test.txt', str(tmp_path / 'data')
+    train.write_text('hello world\n' * 50)
+    test.write_text('test text\n' * 20)
+    args = ['x', f'--input={train},{test}', f'--out_dir={data}']
+    code, out, _ = prepare(args, byte_tokenizer, capsys)
+    meta = json.load(open(os.path.join(data, 'meta.json')))
+    assert code == 0 and meta['splits']['train']['tokens'] == 601 and len(meta['recipe']['inputs_sha256']) == 64
+    code, out, _ = prepare(args, byte_tokenizer, capsys)
+    assert out.count('done already') == 2
+    train.write_text('hello world\n' * 60)                            # the same file name, other text
+    code, out, _ = prepare(args, byte_tokenizer, capsys)
+    assert 'inputs_sha256 differ' in out and 'done already' not in out
+    assert json.load(open(os.path.join(data, 'meta.json')))['splits']['train']['tokens'] == 721
+    assert os.path.getsize(os.path.join(data, 'train.bin')) == 2 * 721
+
+
+def test_data_files_are_checked_against_meta(tmp_path, byte_tokenizer, monkeypatch, capsys):
+    """train.py on an lm dataset whose train.bin is not the size meta.json records, or whose meta.json is
+    broken: one line naming the file."""
+    import shutil
+    (tmp_path / 'a.txt').write_text('hello world, the cat sat on the mat\n' * 30)
+    (tmp_path / 'a_test.txt').write_text('test text of the cat\n' * 20)
+    data = str(tmp_path / 'data')
+    assert prepare(['x', f'--input={tmp_path / "a.txt"},{tmp_path / "a_test.txt"}', f'--out_dir={data}'],
+                   byte_tokenizer, capsys)[0] == 0
+    flags = ['--task=lm', '--lm_block_size=16', '--n_layer=1', '--n_head=2', '--n_embd=16', '--batch_size=4',
+             '--compile=False', '--dtype=float32', '--device=cpu', '--max_iters=0', f'--out_dir={tmp_path / "o"}']
+    cut = str(tmp_path / 'cut')
+    shutil.copytree(data, cut)
+    with open(os.path.join(cut, 'train.bin'), 'r+b') as f:
+        f.truncate(1000)
+    assert_one_line_error(run_script('train.py', flags + [f'--lm_data_dir={cut}'], monkeypatch, capsys),
+                          f"{os.path.join(cut, 'train.bin')}: 1,000 bytes, but meta.json records")
+    with open(os.path.join(cut, 'meta.json'), 'w') as f:
+        f.write('{"task": "lm", "splits": ')
+    assert_one_line_error(run_script('train.py', flags + [f'--lm_data_dir={cut}'], monkeypatch, capsys),
+                          f"{os.path.join(cut, 'meta.json')}: not a readable meta.json")
+    code, _, err = run_script('train.py', flags + [f'--lm_data_dir={data}'], monkeypatch, capsys)
+    assert code == 0, err

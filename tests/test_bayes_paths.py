@@ -494,7 +494,8 @@ def test_oneshot_missing_data_names_the_file(tmp_path):
                           str(tmp_path / 'fashion-mnist' / 't10k-labels-idx1-ubyte.gz'))
 
 
-@pytest.mark.parametrize('command,path', [('hmc', 'config/hmc.py'), ('oneshot', 'config/oneshot_paper.py')])
+@pytest.mark.parametrize('command,path', [('hmc', 'config/hmc.py'), ('oneshot', 'config/oneshot_paper.py'),
+                                          ('oneshot', 'config/oneshot_cpu.py')])
 def test_config_files_set_only_their_commands_keys(command, path):
     keys = {k: p.default for k, p in inspect.signature(getattr(bp, command)).parameters.items()}
     configurator.apply_file(keys, {}, os.path.join(ROOT, path))      # ConfigError on an unknown key or a wrong type

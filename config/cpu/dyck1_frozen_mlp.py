@@ -1,9 +1,10 @@
-# Dyck-1 (paper 1, Table 3 shape) at CPU scale, variant frozen_mlp: a few minutes on 2 idle CPU cores.
+# Dyck-1 (paper 1, Table 3) at CPU scale in the authors' format, variant frozen_mlp.
 # python train.py config/cpu/dyck1_frozen_mlp.py
-# 64 sequences/iter x 40 tokens = 2,560 tokens/iter, one process (torchrun splits the same batch).
+# 64 sequences/iter x 41 tokens (a string of at most 40 characters, then ?; the answer is scored at ? only),
+# one process (torchrun splits the same batch). Result and the counting baseline: docs/paper1.md#dyck-1.
 
 task = 'dyck1'
-dyck1_min_len = 40
+dyck1_format = 'query'
 dyck1_max_len = 40
 variant = 'frozen_mlp'
 n_layer = 2

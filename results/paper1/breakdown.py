@@ -1,0 +1,123 @@
+"""
+Per-group test accuracy of a trained checkpoint, for the paper-1 runs whose single number hides structure:
+
+  k-hop:  accuracy per number of hops k, beside the rate of "copy the current character" (the answer for k = 0,
+          a rule any model finds first) on the same scored positions, and how often the model's answer is
+          the current character.
+  Dyck-1: accuracy per string length, beside the counting baseline ("balanced iff as many ( as )",
+          tasks.dyck1_counting_baseline), and for the test strings that the training stream can never draw
+          with the share of the training stream at that length that training never sees (train.py trains on
+          fresh samples minus the test set, and the 4,000 test strings include every short string, so those
+          lengths are never trained on).
+
+    python results/paper1/breakdown.py out/cpu/khop_standard/ckpt.pt --save=results/paper1/khop_standard/breakdown.json
+
+The test set is rebuilt from the checkpoint's own config (common.make_task), so it is the set its log.jsonl
+reports on. Prints a table and, with --save, writes it as JSON (tables.py reads it).
+"""
+
+import json
+import os
+import sys
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..'))
+import tasks  # noqa: E402
+from common import load_checkpoint, make_task  # noqa: E402
+from model import GPT, GPTConfig  # noqa: E402
+
+
+def predictions(model, x, y, batch=256):
+    out = []
+    with torch.no_grad():
+        for i in range(0, len(x), batch):
+            logits, _ = model(torch.as_tensor(x[i:i + batch]), torch.as_tensor(y[i:i + batch]))
+            out.append(logits.argmax(-1).numpy())
+    return np.concatenate(out)
+
+
+def khop_breakdown(pred, x, y):
+    """Rows per k: scored positions (target a character), accuracy, copy rate (target == current character),
+    and the share of the model's answers that are the current character."""
+    lo, hi = tasks.KHOP_CHARS, tasks.KHOP_CHARS + 4
+    k = x[:, 0]
+    current = np.concatenate([np.full((len(x), 1), -1), x[:, 1:]], axis=1)   # the character at each position
+    mask = (y >= lo) & (y < hi)
+    rows = []
+    for kk in np.unique(k):
+        m = mask & (k == kk)[:, None]
+        n = int(m.sum())
+        if n == 0:
+            continue
+        rows.append(dict(k=int(kk), sequences=int((k == kk).sum()), positions=n,
+                         acc=float((pred[m] == y[m]).mean()), copy_rate=float((current[m] == y[m]).mean()),
+                         model_copies=float((pred[m] == current[m]).mean())))
+    m = mask
+    total = dict(k='all', sequences=len(x), positions=int(m.sum()), acc=float((pred[m] == y[m]).mean()),
+                 copy_rate=float((current[m] == y[m]).mean()), model_copies=float((pred[m] == current[m]).mean()))
+    return rows + [total]
+
+
+def dyck1_breakdown(pred, x, y, task, n_stream=20_000):
+    """Rows per string length (the scored position is the ?): accuracy, the counting baseline, and the share
+    of the task's stream at that length that training never sees because the string is a test row (measured
+    on n_stream fresh samples)."""
+    rows_i, cols = np.nonzero(y >= 0)
+    xs, ys = task.sample(np.random.default_rng(12345), n_stream)
+    stream_len = np.nonzero(ys >= 0)[1]
+    test_rows = set(map(bytes, x))
+    excluded = np.array([bytes(r) in test_rows for r in xs])
+    ok = pred[rows_i, cols] == y[rows_i, cols]
+    groups = [(1, 2), (2, 3), (3, 5), (5, 11), (11, 21), (21, 31), (31, 41)]
+    out = []
+    for lo, hi in groups:
+        sel = (cols >= lo) & (cols < hi)
+        if sel.any():
+            r = rows_i[sel]
+            out.append(dict(length=f"{lo}" if hi == lo + 1 else f"{lo}-{hi - 1}", strings=int(sel.sum()),
+                            acc=float(ok[sel].mean()),
+                            counting=tasks.dyck1_counting_baseline(x[r], y[r], task.labels),
+                            untrained=float(excluded[(stream_len >= lo) & (stream_len < hi)].mean())))
+    out.append(dict(length='all', strings=len(cols), acc=float(ok.mean()),
+                    counting=tasks.dyck1_counting_baseline(x, y, task.labels), untrained=float(excluded.mean())))
+    return out
+
+
+def main(ckpt_path, save=''):
+    ck = load_checkpoint(ckpt_path, keys=('model', 'model_args', 'config'))
+    model = GPT(GPTConfig(**ck['model_args']))
+    model.load_state_dict(ck['model'])
+    model.eval()
+    config = ck['config']
+    task = make_task(config)
+    x, y = task.eval_set()
+    pred = predictions(model, x, y)
+    if config['task'] == 'khop':
+        rows = khop_breakdown(pred, x, y)
+        print(f"{'k':>4} {'seqs':>5} {'positions':>9} {'accuracy':>9} {'copy rate':>9} {'model copies':>12}")
+        for r in rows:
+            print(f"{r['k']:>4} {r['sequences']:>5} {r['positions']:>9} {100 * r['acc']:9.2f} "
+                  f"{100 * r['copy_rate']:9.2f} {100 * r['model_copies']:12.2f}")
+    elif config['task'] == 'dyck1':
+        rows = dyck1_breakdown(pred, x, y, task)
+        print(f"{'length':>7} {'strings':>7} {'accuracy':>9} {'counting':>9} {'never trained':>13}")
+        for r in rows:
+            print(f"{r['length']:>7} {r['strings']:>7} {100 * r['acc']:9.2f} {100 * r['counting']:9.2f} "
+                  f"{100 * r['untrained']:13.1f}")
+    else:
+        raise SystemExit(f"error: no breakdown for task {config['task']!r} (khop, dyck1)")
+    if save:
+        with open(save, 'w') as f:
+            json.dump(dict(checkpoint_iter=ck.get('iter_num'), task=config['task'],
+                           variant=ck['model_args']['variant'], rows=rows), f, indent=1)
+            f.write('\n')
+
+
+if __name__ == '__main__':
+    args = [a for a in sys.argv[1:] if not a.startswith('--save=')]
+    saves = [a.split('=', 1)[1] for a in sys.argv[1:] if a.startswith('--save=')]
+    if len(args) != 1:
+        raise SystemExit("usage: python results/paper1/breakdown.py out_dir/ckpt.pt [--save=FILE.json]")
+    main(args[0], saves[0] if saves else '')

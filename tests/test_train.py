@@ -125,3 +125,15 @@ def test_help_lists_every_key_with_its_comment():
     r = subprocess.run([sys.executable, 'train.py', '--rope=maybe'], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.strip().splitlines() == [
         "error: --rope: rope expects bool or None, got 'maybe' (str)"]
+
+
+def test_float64_trains_in_double(tmp_path):
+    """--dtype=float64: weights, optimizer state and the logged loss in double precision; the loss is that of
+    float32 to float32's rounding at the first step (the same model and batch)."""
+    r64, r32 = str(tmp_path / 'f64'), str(tmp_path / 'f32')
+    run(TINY + ['--max_iters=3', '--dtype=float64', f'--out_dir={r64}'])
+    run(TINY + ['--max_iters=3', f'--out_dir={r32}'])
+    ckpt = torch.load(os.path.join(r64, 'ckpt.pt'), map_location='cpu', weights_only=True)
+    assert all(v.dtype == torch.float64 for v in ckpt['model'].values() if v.is_floating_point())
+    assert all(s['exp_avg'].dtype == torch.float64 for s in ckpt['optimizer']['state'].values())
+    assert losses(r64)[1] == pytest.approx(losses(r32)[1], rel=1e-6) and losses(r64)[1] != losses(r32)[1]

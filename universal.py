@@ -9,12 +9,14 @@ E plays the role of a program. This file
      weights -- sparse (Thm 3.1), looped (Thm 3.2), random (Thm 3.3/3.4) -- with their widths m̄, M;
   2. checks them: `verify` (UTF(XE) = T(X) to 1e-9, causal or not, every length) and `dims`;
   3. writes those fixed weights into model.py's GPT (write_construction, train.py's --construction) and runs
-     the paper's §5 experiments, where only E and U are trained (`experiments`, `plot`).
+     the paper's §5 experiments, where only E and U are trained (`experiments`; `table` rebuilds their tables
+     and plots from the logs kept in results/paper2/).
 
     python universal.py verify --H=2 --L=3 --construction=looped --causal=True
     python universal.py dims
     python train.py config/universal_dyck1.py --construction=sparse         # trains only E and U
-    python universal.py experiments --which=table1 --size=cpu --jobs=2     # table1 | table2 | msweep
+    python universal.py experiments --which=table1 --size=cpu              # table1 | table2 | msweep
+    python universal.py table --which=table1                               # from results/paper2/*/log.jsonl
 
 Conventions: rows are tokens (X is n×d_in), as in the paper; every construction is float64.
 """
@@ -22,6 +24,7 @@ import itertools
 import json
 import math
 import os
+import shlex
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -381,10 +384,12 @@ def write_construction(model, construction):
 # Each run is one `python train.py config/[cpu/]universal_<task>.py --key=value ...` (train.py's loop,
 # AdamW, fresh samples every step, the task's fixed test set). Three models of one shape:
 #   sparse  R_Q, R_K, R_V from the sparse construction, written at init (train.py --construction=sparse);
-#           E, U start at N(0, 0.02) and are the only trained parameters;
+#           E, U (and the k-hop position embedding) start at N(0, 0.02) and are the only trained parameters;
 #   random  R_Q, R_K, R_V (and a frozen MLP) at PyTorch's default U(-1/√fan_in, 1/√fan_in); E, U trained;
 #   full    the same architecture with every parameter trained.
 # and five architectures (Table 2's rows, read as cumulative: the MLP rows keep the residual stream).
+# A run's log.jsonl and the command.sh that made it are kept in results/paper2/<run>/ (train.py's checkpoint
+# stays in out/); the tables and plots are rebuilt from those logs (load_results, `table`).
 
 ARCHS = {'attn': {}, 'res': dict(residual=True), 'res_ln': dict(residual=True, norm='layer'),
          'mlp': dict(residual=True, mlp=True), 'mlp_ln': dict(residual=True, mlp=True, norm='layer')}
@@ -393,14 +398,18 @@ ARCH_NAMES = {'attn': 'Attention-only', 'res': '+ residual', 'res_ln': '+ residu
 MODELS = ('sparse', 'random', 'full')
 TASKS = ('dyck1', 'khop1', 'khop2', 'khop3', 'khop4')
 UNFROZEN = dict(freeze_attn=False, freeze_norm=False, freeze_mlp=False)
+FULL_LR_SCALE = 0.3   # the fully trained model's learning rate / the config's (docs/deviations.md#universal-experiments)
 PAPER_TABLE1 = {  # paper 2, Table 1 (a) attention-only, (b) + residual and LN: (sparse, random, full) in %
     'attn': dict(dyck1=(100.0, 94.4, 100.0), khop1=(30.2, 29.4, 8.4), khop2=(33.2, 30.5, 51.8),
                  khop3=(39.2, 32.6, 99.5), khop4=(39.4, 35.2, 95.6)),
     'res_ln': dict(dyck1=(100.0, 100.0, 93.0), khop1=(100.0, 96.1, 100.0), khop2=(100.0, 85.7, 100.0),
                    khop3=(100.0, 92.6, 100.0), khop4=(100.0, 89.2, 100.0))}
-PAPER_TABLE2 = {  # paper 2, Table 2: dyck1 (a) and 2-hop (b); the other rows of Table 2 are in Table 1
+PAPER_TABLE2 = {  # paper 2, Table 2 (dyck1, khop2) and App. F, Tables 3-4 (khop1, khop3, khop4); other rows: Table 1
     'dyck1': dict(res=(100, 95.4, 100), mlp=(100, 100, 100), mlp_ln=(100, 100, 94.4)),
-    'khop2': dict(res=(53.8, 54.3, 58.4), mlp=(54.6, 54.1, 100), mlp_ln=(100, 66.2, 100))}
+    'khop1': dict(res=(42.1, 5.5, 67.5), mlp=(61.0, 51.3, 100), mlp_ln=(100, 96.0, 100)),
+    'khop2': dict(res=(53.8, 54.3, 58.4), mlp=(54.6, 54.1, 100), mlp_ln=(100, 66.2, 100)),
+    'khop3': dict(res=(53.6, 43.9, 99.9), mlp=(56.9, 57.5, 100), mlp_ln=(100, 98.7, 100)),
+    'khop4': dict(res=(43.9, 41.6, 97.9), mlp=(44.7, 48.8, 97.4), mlp_ln=(82.8, 70.9, 100))}
 
 
 def train_keys(argv, **keys):
@@ -410,49 +419,67 @@ def train_keys(argv, **keys):
     return configure(keys, mine, foreign={}, exit_on_error=False)
 
 
-def run_one(config, model, arch, out_dir, extra=()):
-    """One train.py run; returns its final metrics (the last line of out_dir/log.jsonl) with the run's CPU
-    seconds. Reuses a finished run in out_dir. model in MODELS, arch in ARCHS. Raises RuntimeError when
-    train.py fails (its output is in out_dir/stdout.txt)."""
+def read_log(path):
+    """The records of a log.jsonl; the last is the run's result."""
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def run_one(config, model, arch, name, extra=(), out='out/universal/cpu', results='results/paper2'):
+    """One train.py run, out_dir out/<name>; its log.jsonl (plus a last record with the run's CPU seconds) and
+    command.sh go to results/<name>/. Returns that last record. Reuses a finished run whose command.sh is this
+    command. model in MODELS, arch in ARCHS. Raises RuntimeError when train.py fails (see out/<name>/stdout.txt)."""
     flags = dict(ARCHS[arch], **(UNFROZEN if model == 'full' else {}))
     flags.update(construction='sparse') if model == 'sparse' else None
-    over = [f'--{k}={v}' for k, v in flags.items()] + list(extra) + [f'--out_dir={out_dir}']
-    max_iters = train_keys([config] + over, max_iters=5000)['max_iters']
-    log_path = os.path.join(out_dir, 'log.jsonl')
-    if os.path.isfile(log_path):
-        last = json.loads(open(log_path).read().splitlines()[-1])
+    out_dir, res_dir = os.path.join(out, name), os.path.join(results, name)
+    args = [config] + [f'--{k}={v}' for k, v in flags.items()] + list(extra) + [f'--out_dir={out_dir}']
+    command = 'OMP_NUM_THREADS=1 ' + shlex.join(['python', 'train.py'] + args) + '\n'
+    max_iters = train_keys(args, max_iters=5000)['max_iters']
+    log_path, cmd_path = os.path.join(res_dir, 'log.jsonl'), os.path.join(res_dir, 'command.sh')
+    if os.path.isfile(log_path) and os.path.isfile(cmd_path) and open(cmd_path).read() == command:
+        last = read_log(log_path)[-1]
         if last['iter'] == max_iters:
             return last
-        os.remove(log_path)
     os.makedirs(out_dir, exist_ok=True)
     env = dict(os.environ, OMP_NUM_THREADS=os.environ.get('OMP_NUM_THREADS', '1'))
     with open(os.path.join(out_dir, 'stdout.txt'), 'w') as f:
-        p = subprocess.Popen([sys.executable, 'train.py', config] + over, stdout=f, stderr=subprocess.STDOUT, env=env)
+        p = subprocess.Popen([sys.executable, 'train.py'] + args, stdout=f, stderr=subprocess.STDOUT, env=env)
         _, status, usage = os.wait4(p.pid, 0)                # this child's own CPU time, whatever runs beside it
     if os.waitstatus_to_exitcode(status):
         raise RuntimeError(f"train.py failed ({os.waitstatus_to_exitcode(status)}), see {out_dir}/stdout.txt")
-    last = json.loads(open(log_path).read().splitlines()[-1])
-    last['cpu_s'] = usage.ru_utime + usage.ru_stime
-    with open(log_path, 'a') as f:                           # the record a later call reuses
-        f.write(json.dumps(last) + '\n')
-    return last
+    records = read_log(os.path.join(out_dir, 'log.jsonl'))
+    records.append(dict(records[-1], cpu_s=round(usage.ru_utime + usage.ru_stime, 1)))
+    os.makedirs(res_dir, exist_ok=True)
+    with open(log_path, 'w') as f:
+        f.writelines(json.dumps(r) + '\n' for r in records)
+    with open(cmd_path, 'w') as f:
+        f.write(command)
+    return records[-1]
 
 
-def experiment_runs(which, size, seeds, d_list, sweep_arch='res_ln'):
+def experiment_runs(which, size, seeds, d_list=(2, 4, 8), sweep_arch='res_ln', tasks=None, archs=None, flags=(),
+                    tag='', full_lr_scale=FULL_LR_SCALE):
     """(name, config, model, arch, extra, tag) of every run of an experiment: 'table1', 'table2' or 'msweep' (the
-    m sweep uses architecture sweep_arch: the paper does not say which; attention-only 2-hop barely learns).
-    Raises ValueError for another experiment."""
+    m sweep uses architecture sweep_arch: the paper does not say which). tasks, archs: only these rows (default:
+    the experiment's). Names: <task>_<arch>_<model>[_seed<k>] (sparse runs one seed, the first), and
+    khop2_<arch>_d<d>_m<m>_<model>[_seed<k>] in the sweep; flags (more train.py flags) go with a tag that ends
+    the names (_<tag>). The fully trained model runs at full_lr_scale × the config's learning rate (--learning_rate
+    in its command). Raises ValueError for another experiment."""
     cfg_dir = 'config/cpu' if size == 'cpu' else 'config'
     conf = lambda t: f'{cfg_dir}/universal_{t}.py'
+    lr = lambda t, model: ([f"--learning_rate={full_lr_scale * train_keys([conf(t)], learning_rate=0.0)['learning_rate']:g}"]
+                           if model == 'full' and full_lr_scale != 1 else [])
+    name = lambda stem, model, s: (f'{stem}_{model}' + ('' if model == 'sparse' else f'_seed{s}') +
+                                   (f'_{tag}' if tag else ''))
     runs = []
     if which in ('table1', 'table2'):
-        tasks_, archs = (TASKS, ('attn', 'res_ln')) if which == 'table1' else (('dyck1', 'khop2'), tuple(ARCHS))
-        for t in tasks_:
-            for arch in archs:
+        tasks_, archs_ = (TASKS, ('attn', 'res_ln')) if which == 'table1' else (('dyck1', 'khop2'), tuple(ARCHS))
+        for t in tasks or tasks_:
+            for arch in archs or archs_:
                 for model in MODELS:
                     for s in (seeds if model != 'sparse' else seeds[:1]):   # sparse: the seed moves E, U init only
-                        runs.append((f'{t}_{arch}_{model}_s{s}', conf(t), model, arch, [f'--seed={s}'],
-                                     dict(task=t)))
+                        runs.append((name(f'{t}_{arch}', model, s), conf(t), model, arch,
+                                     [f'--seed={s}', *lr(t, model), *flags], dict(task=t)))
     elif which == 'msweep':                                  # Fig. 2: 2-hop, m = m̄(d) vs m = H·d
         cfg = train_keys([conf('khop2')], n_head=0, n_layer=0, head_dim=0, n_embd=0)
         H, L = cfg['n_head'], cfg['n_layer']
@@ -461,40 +488,96 @@ def experiment_runs(which, size, seeds, d_list, sweep_arch='res_ln'):
                 for model in MODELS:
                     if model == 'sparse' and m < M_all(H, L, 30, d):
                         continue
-                    for s in seeds:                  # the config's own shape is Table 2's run: reuse it
-                        own = (d, m) == (cfg['head_dim'], cfg['n_embd'])
-                        name = f'khop2_{sweep_arch}_{model}_s{s}' if own else f'khop2_{param}_d{d}_m{m}_{model}_s{s}'
-                        runs.append((name, conf('khop2'), model, sweep_arch,
-                                     [f'--seed={s}', f'--head_dim={d}', f'--n_embd={m}'], dict(param=param, d=d, m=m)))
+                    for s in (seeds if model != 'sparse' else seeds[:1]):
+                        own = (d, m) == (cfg['head_dim'], cfg['n_embd'])    # the config's shape: Table 2's run
+                        runs.append((name(f'khop2_{sweep_arch}' + ('' if own else f'_d{d}_m{m}'), model, s),
+                                     conf('khop2'), model, sweep_arch,
+                                     [f'--seed={s}', *lr('khop2', model)] + [f'--head_dim={d}', f'--n_embd={m}'] *
+                                     (not own) + list(flags),
+                                     dict(param=param, d=d, m=m)))
     else:
         raise ValueError(f"unknown experiment {which!r}: table1 | table2 | msweep")
+    if bool(flags) != bool(tag):
+        raise ValueError("flags need a tag (and a tag flags): the runs are not the configs' own")
     return runs
 
 
-def mean_acc(results, **match):
-    """(mean val_acc in %, number of runs) over the runs whose fields equal match (one run per seed)."""
+def load_results(runs, results='results/paper2'):
+    """{name: last log record + the run's fields} for those runs (experiment_runs) whose log is in results/."""
+    out = {}
+    for name, config, model, arch, extra, tag in runs:
+        path = os.path.join(results, name, 'log.jsonl')
+        if os.path.isfile(path):
+            out[name] = dict(read_log(path)[-1], config=config, model=model, arch=arch, extra=extra, **tag)
+    return out
+
+
+def acc_stats(results, **match):
+    """(mean, std over seeds, number of runs) of val_acc in % over the runs whose fields equal match."""
     accs = [100 * r['val_acc'] for r in results.values() if all(r.get(k) == v for k, v in match.items())]
-    return (sum(accs) / len(accs), len(accs)) if accs else (float('nan'), 0)
+    if not accs:
+        return float('nan'), 0.0, 0
+    mu = sum(accs) / len(accs)
+    return mu, (sum((a - mu) ** 2 for a in accs) / max(len(accs) - 1, 1)) ** 0.5, len(accs)
+
+
+def fmt_acc(stats):
+    """'97.3' for one run, '97.3 ± 0.4' (mean ± std over seeds) for several, '-' for none."""
+    mu, sd, n = stats
+    return '-' if n == 0 else f"{mu:.1f}" if n == 1 else f"{mu:.1f} ± {sd:.1f}"
 
 
 def results_table(which, results):
-    """Markdown table: ours (sparse / random / full, % test accuracy, mean over seeds) beside the paper's."""
-    fmt = lambda a: f"{a[0]:.1f}" if a[1] else '-'
+    """Markdown table: ours (sparse / random / full, % test accuracy, mean ± std over seeds) beside the paper's."""
     if which in ('table1', 'table2'):
         lines = ['| task | model | ours: sparse | random | full | paper: sparse | random | full |',
                  '|---|---|---|---|---|---|---|---|']
         keys = sorted({(r['task'], r['arch']) for r in results.values()},
                       key=lambda k: (TASKS.index(k[0]), list(ARCHS).index(k[1])))
         for t, arch in keys:
-            ours = [fmt(mean_acc(results, task=t, arch=arch, model=m)) for m in MODELS]
+            ours = [fmt_acc(acc_stats(results, task=t, arch=arch, model=m)) for m in MODELS]
             paper = PAPER_TABLE1.get(arch, {}).get(t) or PAPER_TABLE2.get(t, {}).get(arch) or ('-',) * 3
             lines.append(f"| {t} | {ARCH_NAMES[arch]} | " + ' | '.join(ours) + ' | ' + ' | '.join(map(str, paper)) + ' |')
     else:
         lines = ['| parametrization | d | m | sparse | random | full |', '|---|---|---|---|---|---|']
         for param, d, m in sorted({(r['param'], r['d'], r['m']) for r in results.values()}, key=lambda k: (k[0] != 'mbar', k[1])):
             lines.append(f"| {'m = m̄' if param == 'mbar' else 'm = H·d'} | {d} | {m} | " +
-                         ' | '.join(fmt(mean_acc(results, param=param, d=d, model=mo)) for mo in MODELS) + ' |')
+                         ' | '.join(fmt_acc(acc_stats(results, param=param, d=d, model=mo)) for mo in MODELS) + ' |')
     return '\n'.join(lines)
+
+
+def plot_curves(results, png, results_dir='results/paper2'):
+    """Test accuracy against the training step, one panel per (task, architecture), one line per model (mean
+    over seeds, the band min-max), from the runs' log.jsonl."""
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    keys = sorted({(r['task'], r['arch']) for r in results.values()},
+                  key=lambda k: (TASKS.index(k[0]), list(ARCHS).index(k[1])))
+    cols = min(len(keys), 4)
+    rows = (len(keys) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.7 * rows), squeeze=False, sharey=True)
+    colors = dict(zip(MODELS, ('tab:blue', 'tab:orange', 'tab:green')))
+    for ax, (t, arch) in zip(axes.flat, keys):
+        for model in MODELS:
+            curves = [[r for r in read_log(os.path.join(results_dir, n, 'log.jsonl')) if 'cpu_s' not in r]
+                      for n, r in results.items() if (r['task'], r['arch'], r['model']) == (t, arch, model)]
+            if curves:
+                steps = [r['iter'] for r in curves[0]]
+                accs = [[100 * c[i]['val_acc'] for c in curves] for i in range(min(map(len, curves)))]
+                ax.plot(steps[:len(accs)], [sum(a) / len(a) for a in accs], color=colors[model],
+                        label=f"{model} ({len(curves)})")
+                ax.fill_between(steps[:len(accs)], [min(a) for a in accs], [max(a) for a in accs],
+                                color=colors[model], alpha=0.2)
+        ax.set(title=f"{t}, {ARCH_NAMES[arch]}", xlabel='step')
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    for ax in axes[:, 0]:
+        ax.set_ylabel('test accuracy (%)')
+    for ax in list(axes.flat)[len(keys):]:
+        ax.axis('off')
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
 
 
 def plot_msweep(results, png):
@@ -506,26 +589,21 @@ def plot_msweep(results, png):
     colors = dict(zip(MODELS, ('tab:blue', 'tab:orange', 'tab:green')))
     for ax, param, title in zip(axes, ('mbar', 'Hd'), ('(a) constructed, m = m̄', '(b) standard, m = H·d')):
         for model in MODELS:
-            pts = {}
-            for r in results.values():
-                if r['param'] == param and r['model'] == model:
-                    pts.setdefault(r['m'], []).append(100 * r['val_acc'])
-            if pts:
-                ms = sorted(pts)
-                mu = [sum(pts[m]) / len(pts[m]) for m in ms]
-                sd = [(sum((a - u) ** 2 for a in pts[m]) / len(pts[m])) ** 0.5 for m, u in zip(ms, mu)]
-                ax.errorbar(ms, mu, yerr=sd, marker='o', capsize=3, label=model, color=colors[model])
+            ms = sorted({r['m'] for r in results.values() if r['param'] == param and r['model'] == model})
+            if ms:
+                st = [acc_stats(results, param=param, m=m, model=model) for m in ms]
+                ax.errorbar(ms, [s[0] for s in st], yerr=[s[1] for s in st], marker='o', capsize=3, label=model,
+                            color=colors[model])
         ax.set(xscale='log', xlabel='embedding dimension m', title=title)
         ax.grid(alpha=0.3)
+        ax.legend()
     axes[0].set_ylabel('2-hop test accuracy (%)')
-    axes[0].legend()
-    axes[1].legend()
     fig.tight_layout()
     fig.savefig(png, dpi=120)
 
 
 # -----------------------------------------------------------------------------------------------------
-# 9. Command line: python universal.py {verify, dims, experiments, plot} [--key=value ...]
+# 9. Command line: python universal.py {verify, dims, experiments, table} [--key=value ...]
 
 PAPER_SETTINGS = [  # (name, H, L, d, d_in, the paper's m) -- paper 2, Table 1 caption and Tables 5, 6
     ('dyck1', 4, 2, 24, 4, 1024), ('1-hop', 2, 2, 28, 30, 456), ('2-hop', 2, 3, 28, 30, 1024),
@@ -586,57 +664,69 @@ def dims(H=0,                        # heads per layer; 0: the paper's settings
 
 def experiments(which='table1',      # table1 | table2 | msweep
                 size='cpu',          # cpu (config/cpu/) | paper (config/)
-                seeds=(0,),          # seeds of the random and fully trained models
+                seeds=(0, 1, 2),     # seeds of the random and fully trained models (sparse: the first)
+                tasks=(),            # only these tasks (dyck1, khop1..khop4); (): the experiment's
+                archs=(),            # only these architectures (attn, res, res_ln, mlp, mlp_ln); (): the experiment's
+                flags=(),            # more train.py flags for every run, e.g. --pos_emb=False (needs a tag)
+                tag='',              # appended to the run names (_<tag>) when flags are given
+                full_lr_scale=FULL_LR_SCALE,  # the fully trained model's learning rate / the config's
                 jobs=1,              # train.py runs at a time
                 d_list=(2, 4, 8),    # msweep: the head widths d
                 sweep_arch='res_ln', # msweep: the architecture (a key of ARCHS)
-                out='out/universal'):  # runs go to out/<size>/<run>/
-    """Run (or reuse) every train.py run of an experiment, then print its table beside the paper's numbers."""
+                out='out/universal', # train.py's out_dir: out/<size>/<run>/
+                results=''):         # logs and commands: results/<run>/; '': results/paper2 (cpu), .../paper
+    """Run (or reuse) every train.py run of an experiment, keep its log.jsonl and command.sh in results/, then
+    print the table beside the paper's numbers and write assets/universal_<which>_<size>.png."""
     if size not in ('cpu', 'paper'):
         fail(f"size must be cpu or paper, got {size!r}")
-    if sweep_arch not in ARCHS:
-        fail(f"sweep_arch must be one of {', '.join(ARCHS)}, got {sweep_arch!r}")
+    if sweep_arch not in ARCHS or not set(archs) <= set(ARCHS) or not set(tasks) <= set(TASKS):
+        fail(f"archs and sweep_arch must be in {', '.join(ARCHS)}; tasks in {', '.join(TASKS)}")
     if jobs < 1:
         fail(f"jobs must be >= 1, got {jobs}")
     try:
-        runs = experiment_runs(which, size, seeds, d_list, sweep_arch)
+        runs = experiment_runs(which, size, seeds, d_list, sweep_arch, tasks, archs, flags, tag, full_lr_scale)
     except ValueError as e:
         fail(e)
-    root = os.path.join(out, size)
+    out, results = os.path.join(out, size), results or ('results/paper2' if size == 'cpu' else 'results/paper2/paper')
 
     def go(run):
         name, config, model, arch, extra, tag = run
-        r = run_one(config, model, arch, os.path.join(root, name), extra)
+        r = run_one(config, model, arch, name, extra, out, results)
         print(f"{name:40s} val_acc {r['val_acc']:.4f}  val_loss {r['val_loss']:.4f}  cpu {r.get('cpu_s', 0):.0f} s",
               flush=True)
-        return name, dict(r, config=config, model=model, arch=arch, extra=extra, **tag)
 
     with ThreadPoolExecutor(jobs) as pool:
-        results = dict(pool.map(go, runs))
-    path = os.path.join(root, f"results_{which}.json")
-    with open(path, 'w') as f:
-        json.dump(results, f, indent=1)
-    cpu = [r['cpu_s'] for r in results.values() if 'cpu_s' in r]
-    print(f"wrote {path}; {len(runs)} runs, train.py CPU time {sum(cpu):.0f} s over the {len(cpu)} runs that recorded it")
-    if which == 'msweep':
-        plot_msweep(results, f"assets/universal_msweep_{size}.png")
-        print(f"wrote assets/universal_msweep_{size}.png")
-    print(results_table(which, results))
+        list(pool.map(go, runs))
+    table(which, size, seeds, tasks, archs, flags, tag, full_lr_scale, d_list, sweep_arch, results)
 
 
-def plot(size='cpu',                 # cpu | paper
-         out='out/universal',        # where `experiments` wrote its runs
-         png=''):                    # '' -> assets/universal_msweep_<size>.png
-    """Fig. 2 from out/<size>/results_msweep.json."""
-    path = os.path.join(out, size, 'results_msweep.json')
-    if not os.path.isfile(path):
-        fail(f"{path} not found: run python universal.py experiments --which=msweep --size={size} first")
-    with open(path) as f:
-        results = json.load(f)
-    png = png or f"assets/universal_msweep_{size}.png"
-    plot_msweep(results, png)
-    print(f"wrote {png}")
+def table(which='table1',            # table1 | table2 | msweep
+          size='cpu',                # cpu | paper: the configs the runs used
+          seeds=(0, 1, 2),
+          tasks=(),                  # only these tasks; (): the experiment's
+          archs=(),                  # only these architectures; (): the experiment's
+          flags=(),                  # the runs' extra train.py flags (as given to experiments)
+          tag='',                    # and their tag
+          full_lr_scale=FULL_LR_SCALE,  # the fully trained model's learning rate / the config's
+          d_list=(2, 4, 8),          # msweep: the head widths d
+          sweep_arch='res_ln',       # msweep: the architecture
+          results=''):               # '': results/paper2 (cpu), results/paper2/paper (paper)
+    """Print an experiment's table from the logs in results/ (runs without a log are left out) and redraw
+    assets/universal_<which>_<size>.png (curves for the tables, Fig. 2 for msweep)."""
+    try:
+        runs = experiment_runs(which, size, seeds, d_list, sweep_arch, tasks, archs, flags, tag, full_lr_scale)
+    except ValueError as e:
+        fail(e)
+    results = results or ('results/paper2' if size == 'cpu' else 'results/paper2/paper')
+    found = load_results(runs, results)
+    cpu = [r['cpu_s'] for r in found.values() if 'cpu_s' in r]
+    print(f"{len(found)} of {len(runs)} runs in {results}/, train.py CPU time {sum(cpu):.0f} s")
+    if found:
+        png = f"assets/universal_{which}_{size}{'_' + tag if tag else ''}.png"
+        (plot_msweep if which == 'msweep' else lambda r, p: plot_curves(r, p, results))(found, png)
+        print(f"wrote {png}")
+        print(results_table(which, found))
 
 
 if __name__ == '__main__':
-    run_command(dict(verify=verify, dims=dims, experiments=experiments, plot=plot), doc=__doc__)
+    run_command(dict(verify=verify, dims=dims, experiments=experiments, table=table), doc=__doc__)

@@ -3,11 +3,12 @@
 # architecture ablations through this file:
 #   python universal.py experiments --which=table1 --size=paper --seeds=0,1,2,3,4
 #   python train.py config/universal_dyck1.py --construction=sparse
-# 1000 batch x 60 tokens = 60,000 tokens/iter, 10,000 iters
+# The authors' format (App. G.1): a string of at most 60 characters, then ?; the answer is the target at ?.
+# 1000 batch x 61 tokens = 61,000 tokens/iter, 10,000 iters
 out_dir = 'out/universal_dyck1'
 task = 'dyck1'
-dyck1_min_len = 2
-dyck1_max_len = 60
+dyck1_format = 'query'
+dyck1_max_len = 60               # paper 2 §5.1: "the maximum length for the input parentheses sequences is 60"
 variant = 'universal'
 n_layer = 2
 n_head = 4

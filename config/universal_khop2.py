@@ -8,6 +8,7 @@ task = 'khop'
 khop_k = 2
 n_test = 1000
 variant = 'universal'
+pos_emb = True                   # learned positions, trained with E and U (docs/deviations.md#k-hop-positions)
 n_layer = 3
 n_head = 2
 head_dim = 28

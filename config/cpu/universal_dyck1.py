@@ -2,11 +2,12 @@
 # m=1024). Only E and U are trained unless --freeze_attn=False etc.; universal.py runs the variants:
 #   python universal.py experiments --which=table1 --size=cpu
 #   python train.py config/cpu/universal_dyck1.py --residual=True --norm=layer        (random, + residual and LN)
-# 64 batch x 60 tokens = 3,840 tokens/iter, 400 iters; ~0.03 s/iter on one core
+# The authors' format (paper 2, App. G.1): a string of at most 60 characters, then ?; the answer is the target at ?.
+# 64 batch x 61 tokens = 3,904 tokens/iter, 400 iters
 out_dir = 'out/universal_cpu_dyck1'
 task = 'dyck1'
-dyck1_min_len = 2
-dyck1_max_len = 60
+dyck1_format = 'query'
+dyck1_max_len = 60               # paper 2 §5.1: "the maximum length for the input parentheses sequences is 60"
 n_test = 1000
 variant = 'universal'
 n_layer = 2
@@ -18,7 +19,7 @@ max_iters = 400
 learning_rate = 3e-3
 warmup_iters = 20
 weight_decay = 0.01
-eval_interval = 400
+eval_interval = 100
 log_interval = 50
 device = 'cpu'
 dtype = 'float32'

@@ -398,16 +398,16 @@ class GPT(nn.Module):
     def forward(self, idx, targets=None):
         """idx: (B, T) token ids, T <= block_size; targets: (B, T) ids with -1 at positions that are not
         scored. Returns (logits, loss): loss is the mean cross-entropy in nats over scored positions (None
-        without targets); logits are (B, 1, V) for the last position without targets, (B, T, V) with targets
-        in eval mode, and None with targets in training mode, where the loss comes from ChunkedHeadLoss and
-        no (B, T, V) tensor is made."""
+        without targets); logits are (B, 1, V) for the last position without targets, (B, T, V) with targets,
+        except in training mode with gradients enabled: there logits is None, the loss comes from
+        ChunkedHeadLoss, and no (B, T, V) tensor is made."""
         x, rope = self.embed(idx)
         for block in self.blocks():
             x = block(x, rope)
         x = self.transformer.ln_f(x)
         if targets is None:
             return self.head(x[:, [-1], :]), None
-        if self.training:   # the loss without a (B, T, V) logits tensor
+        if self.training and torch.is_grad_enabled():   # the loss for backward without a (B, T, V) logits tensor
             chunk = max(1, LOSS_CHUNK // self.config.vocab_size)
             loss = ChunkedHeadLoss.apply(x.flatten(0, 1), self.lm_head.weight, targets.reshape(-1), self.head_scale,
                                          chunk)

@@ -109,7 +109,7 @@ def test_float64_utf_matches_model_gpt(construction):
     torch.manual_seed(0)
     model = u.gpt_config(H, L, d_in, d, m, block_size=16, looped=construction == 'looped')
     from model import GPT
-    gpt = u.load_construction(GPT(model).double(), R, E)
+    gpt = u.load_construction(GPT(model).double(), R, E).eval()      # eval mode returns the full logits
     idx = torch.randint(0, d_in, (3, 16))
     logits, _ = gpt(idx, targets=torch.zeros_like(idx))
     X = torch.nn.functional.one_hot(idx, d_in).double()

@@ -278,13 +278,14 @@ class ChunkedHeadLoss(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, weight, targets, scale, chunk):
         scored_all = targets >= 0
-        denom = scored_all.sum().clamp(min=1).float()
-        loss = torch.zeros((), dtype=torch.float32, device=x.device)
+        dtype = torch.promote_types(x.dtype, torch.float32)               # bf16/fp16 logits: the loss in fp32
+        denom = scored_all.sum().clamp(min=1).to(dtype)
+        loss = torch.zeros((), dtype=dtype, device=x.device)
         grad_x = torch.empty_like(x) if ctx.needs_input_grad[0] else None
-        grad_w = torch.zeros_like(weight, dtype=torch.float32) if ctx.needs_input_grad[1] else None
+        grad_w = torch.zeros_like(weight, dtype=dtype) if ctx.needs_input_grad[1] else None
         for i in range(0, x.shape[0], chunk):
             xc, t, scored = x[i:i + chunk], targets[i:i + chunk].clamp(min=0), scored_all[i:i + chunk]
-            logits = (xc @ weight.t()).float()
+            logits = (xc @ weight.t()).to(dtype)
             if scale != 1.0:
                 logits *= scale
             g = torch.log_softmax(logits, dim=-1)
@@ -413,7 +414,8 @@ class GPT(nn.Module):
                                          chunk)
             return None, loss
         logits = self.head(x)
-        loss = F.cross_entropy(logits.float().flatten(0, 1), targets.reshape(-1), ignore_index=-1)
+        upcast = logits if logits.dtype == torch.float64 else logits.float()
+        loss = F.cross_entropy(upcast.flatten(0, 1), targets.reshape(-1), ignore_index=-1)
         return logits, loss
 
     def head(self, x):

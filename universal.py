@@ -398,7 +398,7 @@ ARCH_NAMES = {'attn': 'Attention-only', 'res': '+ residual', 'res_ln': '+ residu
 MODELS = ('sparse', 'random', 'full')
 TASKS = ('dyck1', 'khop1', 'khop2', 'khop3', 'khop4')
 UNFROZEN = dict(freeze_attn=False, freeze_norm=False, freeze_mlp=False)
-FULL_LR_SCALE = 0.3   # the fully trained model's learning rate / the config's (docs/deviations.md#universal-experiments)
+FULL_LR_SCALE = 0.3   # the fully trained model's learning rate / the config's (deviations.md#universal-experiments)
 PAPER_TABLE1 = {  # paper 2, Table 1 (a) attention-only, (b) + residual and LN: (sparse, random, full) in %
     'attn': dict(dyck1=(100.0, 94.4, 100.0), khop1=(30.2, 29.4, 8.4), khop2=(33.2, 30.5, 51.8),
                  khop3=(39.2, 32.6, 99.5), khop4=(39.4, 35.2, 95.6)),
@@ -428,11 +428,13 @@ def read_log(path):
 def run_one(config, model, arch, name, extra=(), out='out/universal/cpu', results='results/paper2'):
     """One train.py run, out_dir out/<name>; its log.jsonl (plus a last record with the run's CPU seconds) and
     command.sh go to results/<name>/. Returns that last record. Reuses a finished run whose command.sh is this
-    command. model in MODELS, arch in ARCHS. Raises RuntimeError when train.py fails (see out/<name>/stdout.txt)."""
+    command (train.py's --overwrite=True replaces an unfinished run in out/<name>). model in MODELS, arch in ARCHS.
+    Raises RuntimeError when train.py fails (see out/<name>/stdout.txt)."""
     flags = dict(ARCHS[arch], **(UNFROZEN if model == 'full' else {}))
     flags.update(construction='sparse') if model == 'sparse' else None
     out_dir, res_dir = os.path.join(out, name), os.path.join(results, name)
-    args = [config] + [f'--{k}={v}' for k, v in flags.items()] + list(extra) + [f'--out_dir={out_dir}']
+    args = ([config] + [f'--{k}={v}' for k, v in flags.items()] + list(extra) +
+            [f'--out_dir={out_dir}', '--overwrite=True'])
     command = 'OMP_NUM_THREADS=1 ' + shlex.join(['python', 'train.py'] + args) + '\n'
     max_iters = train_keys(args, max_iters=5000)['max_iters']
     log_path, cmd_path = os.path.join(res_dir, 'log.jsonl'), os.path.join(res_dir, 'command.sh')
@@ -467,7 +469,8 @@ def experiment_runs(which, size, seeds, d_list=(2, 4, 8), sweep_arch='res_ln', t
     in its command). Raises ValueError for another experiment."""
     cfg_dir = 'config/cpu' if size == 'cpu' else 'config'
     conf = lambda t: f'{cfg_dir}/universal_{t}.py'
-    lr = lambda t, model: ([f"--learning_rate={full_lr_scale * train_keys([conf(t)], learning_rate=0.0)['learning_rate']:g}"]
+    config_lr = lambda t: train_keys([conf(t)], learning_rate=0.0)['learning_rate']
+    lr = lambda t, model: ([f"--learning_rate={full_lr_scale * config_lr(t):g}"]
                            if model == 'full' and full_lr_scale != 1 else [])
     name = lambda stem, model, s: (f'{stem}_{model}' + ('' if model == 'sparse' else f'_seed{s}') +
                                    (f'_{tag}' if tag else ''))

@@ -185,3 +185,32 @@ def test_write_construction_is_what_train_py_loads():
     assert torch.equal(gpt.transformer.wte.weight, wte)
     with pytest.raises(ValueError):
         u.write_construction(GPT(u.gpt_config(H=2, L=2, d_in=4, d=3, m=40, block_size=8)), 'sparse')
+
+
+ROOT = os.path.join(os.path.dirname(__file__), '..')
+
+
+def test_tables_rebuild_from_committed_logs(tmp_path):
+    """results/paper2/<run>/log.jsonl are the runs behind docs/paper2.md: `table` (load_results + results_table)
+    gives each cell the mean ± std of the last records' val_acc, beside the paper's numbers; every run's
+    command.sh is the command that run_one would launch, so a finished run is reused, not rerun."""
+    import shutil
+    import statistics
+    runs = u.experiment_runs('table1', 'cpu', (0, 1, 2), tasks=('khop1',), archs=('res_ln',))
+    assert [r[0] for r in runs] == ['khop1_res_ln_sparse'] + [f'khop1_res_ln_{m}_seed{s}' for m in ('random', 'full')
+                                                              for s in (0, 1, 2)]
+    results = os.path.join(ROOT, 'results', 'paper2')
+    found = u.load_results(runs, results)
+    assert set(found) == {r[0] for r in runs}
+    acc = {n: 100 * u.read_log(os.path.join(results, n, 'log.jsonl'))[-1]['val_acc'] for n in found}
+    cells = [f"{acc['khop1_res_ln_sparse']:.1f}"]
+    for m in ('random', 'full'):
+        a = [acc[f'khop1_res_ln_{m}_seed{s}'] for s in (0, 1, 2)]
+        cells.append(f"{statistics.mean(a):.1f} ± {statistics.stdev(a):.1f}")
+    row = u.results_table('table1', found).splitlines()[2]
+    assert row == '| khop1 | + residual and LN | ' + ' | '.join(cells) + ' | 100.0 | 96.1 | 100.0 |'
+    name, config, model, arch, extra, _ = runs[1]
+    shutil.copytree(os.path.join(results, name), tmp_path / name)
+    last = u.run_one(config, model, arch, name, extra, out='out/universal/cpu', results=str(tmp_path))
+    assert last == u.read_log(os.path.join(results, name, 'log.jsonl'))[-1] and 'cpu_s' in last
+    assert last['iter'] == u.train_keys([config], max_iters=0)['max_iters']

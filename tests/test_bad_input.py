@@ -22,6 +22,16 @@ TINY = ['--task=retrieval', '--retrieval_vocab_size=32', '--retrieval_m_max=4', 
         '--lr_decay_iters=12']
 
 
+@pytest.fixture(autouse=True)
+def one_thread():
+    """One torch thread for the runs in this process, as OMP_NUM_THREADS=1 gives the subprocesses: on loaded
+    cores torch's spinning worker threads make tiny steps many times slower."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 def run_script(script, args, monkeypatch, capsys):
     """Run script in this process with args; returns (exit code, stdout, stderr). An exception other than
     SystemExit (a traceback) propagates and fails the test."""
@@ -351,7 +361,8 @@ def test_prepare_rejects_empty_input_and_broken_csv(tmp_path, byte_tokenizer, ca
     (tmp_path / 'header.csv').write_text('label,text\n')
     (tmp_path / 'lines.txt').write_text('1 good\n\n0 bad\npositive nice\n')
     for args, message in [
-            ([f'--input={tmp_path / "empty.txt"},{tmp_path / "text_test.txt"}'], f'{tmp_path / "empty.txt"}: empty input'),
+            ([f'--input={tmp_path / "empty.txt"},{tmp_path / "text_test.txt"}'],
+             f'{tmp_path / "empty.txt"}: empty input'),
             (['--task=sentiment', f'--input={tmp_path / "empty.txt"}', '--test_fraction=0.5'], 'empty input file'),
             (['--task=sentiment', f'--input={tmp_path / "open.csv"}', '--test_fraction=0.5'],
              f'{tmp_path / "open.csv"}, line 3: bad CSV'),

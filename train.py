@@ -353,11 +353,6 @@ def all_reduce_sum(values):
 
 
 loss_dtype = torch.float64 if dtype == 'float64' else torch.float32    # of the logits' cross-entropy
-# In training mode model.py computes the head's loss in float32 without returning logits (ChunkedHeadLoss);
-# in eval mode it returns the logits. model.py has no dropout or other train-only behaviour, so float64 trains
-# in eval mode and takes the loss of the float64 logits here.
-train_mode = dtype != 'float64'
-model.train(train_mode)
 
 
 @torch.no_grad()
@@ -394,7 +389,7 @@ def evaluate():
             train_loss += F.cross_entropy(logits.to(loss_dtype).flatten(0, 1), y.flatten(), ignore_index=-1).item() \
                 / eval_iters
     metrics['train_loss'] = all_reduce_sum([train_loss])[0]
-    eval_model.train(train_mode)
+    eval_model.train()
     return metrics
 
 
@@ -524,9 +519,7 @@ while True:
         sync = nullcontext() if not ddp or micro == grad_accum - 1 else model.no_sync()
         with sync:
             with autocast:
-                logits, loss = model(x, y)
-            if dtype == 'float64':   # model.py's loss is taken in float32: this one is float64 throughout
-                loss = F.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=-1)
+                _, loss = model(x, y)                 # training mode: no logits (model.ChunkedHeadLoss)
             loss = loss * weight
             scaler.scale(loss).backward()
         loss_accum += loss.detach()

@@ -678,21 +678,32 @@ def pyplot():
     return plt
 
 
-def plot_U_grid(Us_by_name, names, path, title):
-    """Heat maps of order parameters side by side, on one colour scale. Us_by_name: {panel title: (|Π|, |Π|) array or
-    nested list}; names: the |Π| path labels; path: the PNG written."""
+def plot_U_grid(Us_by_name, names, path, title, own_scale=()):
+    """Heat maps of order parameters side by side, on one colour scale except the panels named in own_scale, which
+    get their own. Us_by_name: {panel title: (|Π|, |Π|) array or nested list}; names: the |Π| path labels; path: the
+    PNG written."""
     plt = pyplot()
-    fig, axes = plt.subplots(1, len(Us_by_name), figsize=(2.2 * len(Us_by_name) + 0.6, 2.6))
+    fig, axes = plt.subplots(1, len(Us_by_name), figsize=(2.5 * len(Us_by_name) + 0.6, 2.6))
     axes = np.atleast_1d(axes)
-    vmax = max(np.abs(np.array(U)).max() for U in Us_by_name.values())
+    shared = [np.abs(np.array(U)).max() for name, U in Us_by_name.items() if name not in own_scale]
+    vmax = max(shared) if shared else 1.0
+    shared_axes, im_shared = [], None
     for ax, (name, U) in zip(axes, Us_by_name.items()):
-        im = ax.imshow(np.array(U), cmap='RdBu_r', vmin=-vmax, vmax=vmax)
+        v = np.abs(np.array(U)).max() if name in own_scale else vmax
+        im = ax.imshow(np.array(U), cmap='RdBu_r', vmin=-v, vmax=v)
         ax.set_title(str(name), fontsize=9)
         ax.set_xticks(range(len(names)))
         ax.set_yticks(range(len(names)))
-        ax.set_xticklabels(names, rotation=90, fontsize=6)
-        ax.set_yticklabels(names if ax is axes[0] else [], fontsize=6)
-    fig.colorbar(im, ax=list(axes), shrink=0.8)
+        fs = 6 if len(names) <= 16 else 4
+        ax.set_xticklabels(names, rotation=90, fontsize=fs)
+        ax.set_yticklabels(names if ax is axes[0] else [], fontsize=fs)
+        if name in own_scale:
+            fig.colorbar(im, ax=ax, shrink=0.8)
+        else:
+            shared_axes.append(ax)
+            im_shared = im
+    if shared_axes:
+        fig.colorbar(im_shared, ax=shared_axes, shrink=0.8)
     fig.suptitle(title, fontsize=10)
     fig.savefig(path, dpi=110, bbox_inches='tight')
     plt.close(fig)
@@ -1096,7 +1107,7 @@ def plot_oneshot(res, out_dir, tag=''):
         Us[f"sampled N={res['nuts']['N']}"] = res['nuts']['U_sampled']
     Us['gradient descent (÷max)'] = U_gd / np.abs(U_gd).max()
     plot_U_grid(Us, path_names(cfg['heads']), os.path.join(out_dir, f'paths_oneshot_U{tag}.png'),
-                f'order parameter by path, {title}')
+                f'order parameter by path, {title}', own_scale=('gradient descent (÷max)',))
     fig, ax = plt.subplots(figsize=(4.4, 3.0))
     for (label, overlap), color in zip(res['alignment'].items(), ('b', 'orange')):
         ax.plot(range(1, len(overlap) + 1), overlap, '.-', color=color, label=label)

@@ -3,7 +3,7 @@
 #   python universal.py experiments --which=table1 --size=cpu
 #   python train.py config/cpu/universal_dyck1.py --residual=True --norm=layer        (random, + residual and LN)
 # The authors' format (paper 2, App. G.1): a string of at most 60 characters, then ?; the answer is the target at ?.
-# 64 batch x 61 tokens = 3,904 tokens/iter, 400 iters
+# 64 batch x 61 tokens = 3,904 tokens/iter, 2,000 iters (paper: 1000 x 61, 10,000 iters)
 out_dir = 'out/universal_cpu_dyck1'
 task = 'dyck1'
 dyck1_format = 'query'
@@ -15,12 +15,12 @@ n_head = 2
 head_dim = 8
 n_embd = 112
 batch_size = 64
-max_iters = 400
-learning_rate = 3e-3
+max_iters = 2000
+learning_rate = 1e-2
 warmup_iters = 20
 weight_decay = 0.01
 eval_interval = 100
-log_interval = 50
+log_interval = 100
 device = 'cpu'
 dtype = 'float32'
 compile = False

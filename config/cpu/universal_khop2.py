@@ -1,7 +1,7 @@
 # Paper 2 §5 2-hop induction heads, CPU size: UTF with H=2, L=3, d=4, d_in=30 -> m = m̄ = 352
 # (paper: L=3, d=28, m=1024). Only E and U are trained unless --freeze_attn=False etc.:
 #   python universal.py experiments --which=table1 --size=cpu
-# 16 batch x 99 tokens = 1,584 tokens/iter, 250 iters (paper: 128 x 99, 15,000 iters)
+# 16 batch x 99 tokens = 1,584 tokens/iter, 3,000 iters (paper: 128 x 99, 15,000 iters)
 out_dir = 'out/universal_cpu_khop2'
 task = 'khop'
 khop_k = 2
@@ -13,7 +13,7 @@ n_head = 2
 head_dim = 4
 n_embd = 352
 batch_size = 16
-max_iters = 250
+max_iters = 3000
 learning_rate = 1e-2
 warmup_iters = 20
 weight_decay = 0.01

@@ -2,7 +2,7 @@
 # (paper: L=4, d=30, m=2280). Only E and U are trained unless --freeze_attn=False etc.:
 # CPU size uses L=3, not the paper's 4: with d_in = 30 the H^L leaf blocks alone would make m >= 480 + 8d.
 #   python universal.py experiments --which=table1 --size=cpu
-# 16 batch x 99 tokens = 1,584 tokens/iter, 250 iters (paper: 128 x 99, 60,000 iters)
+# 16 batch x 99 tokens = 1,584 tokens/iter, 3,000 iters (paper: 128 x 99, 60,000 iters)
 out_dir = 'out/universal_cpu_khop4'
 task = 'khop'
 khop_k = 4
@@ -14,7 +14,7 @@ n_head = 2
 head_dim = 4
 n_embd = 352
 batch_size = 16
-max_iters = 250
+max_iters = 3000
 learning_rate = 1e-2
 warmup_iters = 20
 weight_decay = 0.01

@@ -10,9 +10,9 @@ finite-width limit (N, P → ∞, P/N = α) the posterior mean predictor is kern
 K = (1/H^L) Σ_ππ' U_ππ' C_ππ' whose order parameter U minimises an action S (eqs. 9-12, App. B); the GP limit
 (α → 0) is U = I. This file computes all of it in float64 and runs the paper's three experiments:
 
-    python bayes_paths.py hmc      [config.py ...] [--key=value ...]   # hidden Markov chain task, Fig. 2
+    python bayes_paths.py hmc      [config.py ...] [--key=value ...]   # hidden Markov chain task, Figs. 2, 5b/c
     python bayes_paths.py nuts     [config.py ...] [--key=value ...]   # NUTS samples vs theory (needs pyro-ppl)
-    python bayes_paths.py oneshot  [config.py ...] [--key=value ...]   # one-shot Omniglot, OOD, head pruning, Fig. 3
+    python bayes_paths.py oneshot  [config.py ...] [--key=value ...]   # one-shot Omniglot, OOD, pruning, Figs. 3, 6, 7
     python bayes_paths.py timing   [--key=value ...]                   # ms per action-gradient step, C against ξ
 
 `python bayes_paths.py CMD --help` lists a command's keys; a config file holds plain assignments of them
@@ -21,7 +21,7 @@ data/): omniglot/images_background.npz and omniglot/images_evaluation.npz (numpy
 github.com/brendenlake/omniglot's python/images_{background,evaluation}.zip: `images` bool
 (characters, 20, 105, 105), True = background), and the t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz
 files of MNIST in mnist/ and of FashionMNIST in fashion-mnist/. Results and figures go to out_dir (default
-out/paths, git-ignored). Where the code follows the authors' code, or a reading of the garbled extracted text,
+out/paths for hmc and nuts, out/paths-oneshot for oneshot; git-ignored). Where the code follows the authors' code, or a reading of the garbled extracted text,
 rather than the paper as printed, its docstring says so and docs/deviations.md gives the details.
 """
 import errno

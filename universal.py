@@ -679,8 +679,9 @@ def experiments(which='table1',      # table1 | table2 | msweep
                 sweep_arch='res_ln', # msweep: the architecture (a key of ARCHS)
                 out='out/universal', # train.py's out_dir: out/<size>/<run>/
                 results=''):         # logs and commands: results/<run>/; '': results/paper2 (cpu), .../paper
-    """Run (or reuse) every train.py run of an experiment, keep its log.jsonl and command.sh in results/, then
-    print the table beside the paper's numbers and write assets/universal_<which>_<size>.png."""
+    """Run (or reuse) every train.py run of an experiment (or of its rows tasks × archs), keep its log.jsonl and
+    command.sh in results/, then print the table of every run of the experiment found there, beside the paper's
+    numbers, and write assets/universal_<which>_<size>[_<tag>].png."""
     if size not in ('cpu', 'paper'):
         fail(f"size must be cpu or paper, got {size!r}")
     if sweep_arch not in ARCHS or not set(archs) <= set(ARCHS) or not set(tasks) <= set(TASKS):
@@ -701,12 +702,13 @@ def experiments(which='table1',      # table1 | table2 | msweep
 
     with ThreadPoolExecutor(jobs) as pool:
         list(pool.map(go, runs))
-    table(which, size, seeds, tasks, archs, flags, tag, full_lr_scale, d_list, sweep_arch, results)
+    table(which, size, tuple(dict.fromkeys(seeds + (0, 1, 2, 3, 4))), (), (), flags, tag, full_lr_scale, d_list,
+          sweep_arch, results)                              # every row of the experiment that has logs
 
 
 def table(which='table1',            # table1 | table2 | msweep
           size='cpu',                # cpu | paper: the configs the runs used
-          seeds=(0, 1, 2),
+          seeds=(0, 1, 2, 3, 4),     # the seeds whose logs to look for (sparse: the first)
           tasks=(),                  # only these tasks; (): the experiment's
           archs=(),                  # only these architectures; (): the experiment's
           flags=(),                  # the runs' extra train.py flags (as given to experiments)
@@ -716,7 +718,7 @@ def table(which='table1',            # table1 | table2 | msweep
           sweep_arch='res_ln',       # msweep: the architecture
           results=''):               # '': results/paper2 (cpu), results/paper2/paper (paper)
     """Print an experiment's table from the logs in results/ (runs without a log are left out) and redraw
-    assets/universal_<which>_<size>.png (curves for the tables, Fig. 2 for msweep)."""
+    assets/universal_<which>_<size>[_<tag>].png (curves for the tables, Fig. 2 for msweep)."""
     try:
         runs = experiment_runs(which, size, seeds, d_list, sweep_arch, tasks, archs, flags, tag, full_lr_scale)
     except ValueError as e:

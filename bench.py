@@ -84,7 +84,8 @@ memory_check = True             # refuse a model + batch whose estimated memory 
 seed = 1337
 # -----------------------------------------------------------------------------
 train_keys = {}                 # a train.py config's task, schedule and I/O keys, which bench.py does not use
-config = configure(globals(), foreign=train_keys)
+cli_given = {}                  # {key: 'flag' or its config file} for every key the command line sets
+config = configure(globals(), foreign=train_keys, given=cli_given)
 
 # Dense (no sparsity) bf16 tensor-core peaks from NVIDIA's data sheets, FLOP/s; the first name contained in
 # torch.cuda.get_device_name() wins, so the specific names come first.
@@ -107,9 +108,9 @@ if train_keys.get('task'):      # a train.py config: the task sizes the vocabula
             fail(e)
         task_vocab, T = GPTConfig.vocab_size, train_keys.get(f'{name}_block_size', 256)
         print(f"note: {name} data not prepared ({str(e).splitlines()[0][:80]}); GPT-2 vocabulary {task_vocab}")
-    if not any(a.startswith('--vocab_size=') for a in sys.argv):
+    if cli_given.get('vocab_size') != 'flag':
         config['vocab_size'] = task_vocab
-    if not (any(a.startswith('--block_size=') for a in sys.argv) and block_size):
+    if not (cli_given.get('block_size') == 'flag' and block_size):
         config['block_size'] = T
 try:
     check_shape(config)

@@ -182,7 +182,8 @@ def help_text(keys, annotations, comments, doc, usage):
 # ----------------------------------------------------------------------------- applying arguments
 
 def apply_file(keys, annotations, path, foreign=None):
-    """Execute a config file and set its assignments in keys, checked; unknown keys go to foreign if given."""
+    """Execute a config file and set its assignments in keys, checked; unknown keys go to foreign if given.
+    Returns the keys of keys that it set."""
     if not os.path.isfile(path):
         raise ConfigError(f"config file not found: {path}")
     values = {}
@@ -191,6 +192,7 @@ def apply_file(keys, annotations, path, foreign=None):
             exec(compile(f.read(), path, 'exec'), {}, values)
     except Exception as e:  # a config file is user input: report it, don't trace
         raise ConfigError(f"{path}: {type(e).__name__}: {e}") from None
+    set_keys = []
     for key, value in values.items():
         if key.startswith('_') or isinstance(value, types.ModuleType):
             continue
@@ -199,14 +201,16 @@ def apply_file(keys, annotations, path, foreign=None):
                 keys[key] = check(key, value, keys[key], annotations.get(key))
             except ConfigError as e:
                 raise ConfigError(f"{path}: {e}") from None
+            set_keys.append(key)
         elif foreign is not None:
             foreign[key] = value
         else:
             raise ConfigError(f"{path}: unknown config key '{key}'")
+    return set_keys
 
 
 def apply_override(keys, annotations, arg):
-    """Apply one '--key=value' argument."""
+    """Apply one '--key=value' argument; returns the key."""
     key, eq, text = arg[2:].partition('=')
     if not arg.startswith('--') or not eq or not key:
         raise ConfigError(f"expected --key=value, got '{arg}'")
@@ -223,18 +227,20 @@ def apply_override(keys, annotations, arg):
         keys[key] = check(key, value, default, annotation)
     except ConfigError as e:
         raise ConfigError(f"--{key}: {e}") from None
+    return key
 
 
 def configure(config, argv=None, *, annotations=None, comments=None, doc=None, usage=None, foreign=None,
-              exit_on_error=True):
+              given=None, exit_on_error=True):
     """Apply config files and --key=value overrides from argv (default sys.argv[1:]) to the dict config (a
     script's globals() or a dict of defaults) and return the settable keys with their values.
 
     annotations: {key: type} for keys that default to None (default: config['__annotations__']); comments:
     {key: text} for --help (default: parsed from config['__file__'] and config['__comments__']). foreign: a
     dict that collects the keys of config files that config does not have, instead of rejecting them (bench.py
-    reading a train.py config); an unknown --key is always an error. `-h` or `--help` prints the keys and exits 0. Raises ConfigError, or with exit_on_error prints
-    'error: ...' and exits with status 2."""
+    reading a train.py config); an unknown --key is always an error. given: a dict that collects {key: 'flag'
+    or the config file's path} for every key argv sets (the last setting wins). `-h` or `--help` prints the
+    keys and exits 0. Raises ConfigError, or with exit_on_error prints 'error: ...' and exits with status 2."""
     argv = sys.argv[1:] if argv is None else list(argv)
     annotations = config.get('__annotations__', {}) if annotations is None else annotations
     keys = settable(config)
@@ -251,9 +257,11 @@ def configure(config, argv=None, *, annotations=None, comments=None, doc=None, u
     try:
         for arg in argv:
             if arg.startswith('-'):
-                apply_override(keys, annotations, arg)
+                set_keys, source = [apply_override(keys, annotations, arg)], 'flag'
             else:
-                apply_file(keys, annotations, arg, foreign)
+                set_keys, source = apply_file(keys, annotations, arg, foreign), arg
+            if given is not None:
+                given.update(dict.fromkeys(set_keys, source))
     except ConfigError as e:
         if not exit_on_error:
             raise

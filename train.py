@@ -44,7 +44,7 @@ import universal
 from tasks import crop_unscored
 from common import (keep_freed_memory, load_checkpoint, load_weights, make_task, model_args as make_model_args,
                     resolve_device, resolve_dtype)
-from configurator import ConfigError, apply_file, configure, declare, fail
+from configurator import configure, declare, fail
 from model import GPT, GPTConfig
 
 # ----------------------------------------------------------------------------- I/O
@@ -110,7 +110,8 @@ compile = True                  # torch.compile the model
 cpu_keep_memory = False         # CPU: malloc keeps freed memory for the next step (common.keep_freed_memory;
                                 # faster large steps, but memory can grow: see its docstring)
 # -----------------------------------------------------------------------------
-config = configure(globals())
+cli_given = {}                  # {key: 'flag' or its config file} for every key the command line sets
+config = configure(globals(), given=cli_given)
 
 
 # ----------------------------------------------------------------------------- flags, before any work
@@ -163,23 +164,6 @@ def run_keys(cfg):
     return TASK_KEYS + [k for k in cfg if k.startswith(prefix)] + MODEL_KEYS
 
 
-def given_keys(argv):
-    """{key: where it was given} for every key that argv sets: '--key=value' flags and the assignments of its
-    config files (configure has read them already, so they are valid)."""
-    given = {}
-    for arg in argv:
-        if arg.startswith('--'):
-            given[arg[2:].partition('=')[0]] = 'flag'
-        else:
-            found = {}
-            try:
-                apply_file({}, {}, arg, foreign=found)
-            except ConfigError:
-                continue
-            given.update(dict.fromkeys(found, arg))
-    return given
-
-
 def shown(value):
     return ','.join(map(str, value)) if isinstance(value, tuple) else str(value)
 
@@ -188,8 +172,7 @@ def adopt_checkpoint_config(saved):
     """A resumed run continues its checkpoint's config: every key that the command line (config files and
     flags) leaves alone takes the checkpoint's value, except init_from, out_dir and overwrite. fail() on the
     first run key (run_keys) given a value that differs from the checkpoint's."""
-    given = given_keys(sys.argv[1:])
-    fixed = run_keys(saved)
+    given, fixed = cli_given, run_keys(saved)
     for key in [k for k in fixed if k in given] + [k for k in saved if k not in given]:
         if key not in saved or key not in config or key in ('init_from', 'out_dir', 'overwrite'):
             continue                                  # a key of an older or newer train.py: nothing to compare

@@ -88,6 +88,15 @@ def test_foreign_collects_unknown_keys_instead_of_rejecting_them(tmp_path):
         configure(c, ['--seed=3'], foreign=foreign, exit_on_error=False)
 
 
+def test_given_records_where_each_key_was_set(tmp_path):
+    cfg = tmp_path / 'c.py'
+    cfg.write_text("max_iters = 7\nout_dir = 'a'\n")
+    given = {}
+    configure(defaults(), [str(cfg), '--max_iters=9', '--rope=True'], annotations=ANNOTATIONS, given=given,
+              exit_on_error=False)
+    assert given == {'max_iters': 'flag', 'out_dir': str(cfg), 'rope': 'flag'}
+
+
 SCRIPT = '''"""A script.
 
 Its details."""

@@ -225,7 +225,8 @@ class MLP(nn.Module):
         if self.code:
             self.slope = 1 - 1 / math.sqrt(config.n_embd)
             self.gain = nn.init.calculate_gain('leaky_relu', self.slope)
-            self.in_scale, self.out_scale = math.sqrt(config.base_width / config.n_embd), math.sqrt(1 / (4 * config.n_embd))
+            self.in_scale = width_scale(config, config.base_width)            # fan_in n, base base_width
+            self.out_scale = width_scale(config, 1 / 4)                       # fan_in 4n, base 1
 
     def forward(self, x):
         if not self.code:

@@ -383,10 +383,11 @@ def dyck1_query(seed, fixed_train, n_train, n_test, max_len):
     def sample(rng, n):
         x = np.full((n, max_len + 1), PAD, dtype=np.int64)
         y = np.full((n, max_len + 1), -1, dtype=np.int64)
+        lengths = np.empty(n, dtype=np.int64)
         for i in range(n):
             s = dyck1_query_string(rng, max_len)
-            x[i, :len(s)], x[i, len(s)] = s, QUERY
-            y[i, len(s)] = CLOSE if is_balanced(np.array([s]), np.array([len(s)]))[0] else OPEN
+            x[i, :len(s)], x[i, len(s)], lengths[i] = s, QUERY, len(s)
+        y[np.arange(n), lengths] = np.where(is_balanced(x, lengths), CLOSE, OPEN)
         return x, y
 
     task = make_streaming('dyck1', 4, sample, seed, fixed_train, n_train, n_test)

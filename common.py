@@ -17,16 +17,18 @@ from model import GPTConfig
 
 
 def make_task(config, n_test=None):
-    """The task a train.py config names: config['task'] with its `<task>_*` keys, task_seed, fixed_train, and
-    n_train / n_test when non-zero (n_test given here wins: bench.py needs only the task's shape). Raises
-    ValueError (an unknown task or setting) or tasks.DataError (data not prepared)."""
+    """The task a train.py config names: config['task'] with its `<task>_*` keys, task_seed, fixed_train,
+    train_on_test, and n_train / n_test when non-zero (n_test given here wins: bench.py needs only the task's
+    shape). Raises ValueError (an unknown task or setting) or tasks.DataError (data not prepared)."""
     name = config['task']
     args = {k[len(name) + 1:]: v for k, v in config.items() if k.startswith(name + '_')}
     args.update(seed=config.get('task_seed', 0), fixed_train=config.get('fixed_train', False))
     args.update({k: config[k] for k in ('n_train', 'n_test') if config.get(k)})
     if n_test is not None:
         args['n_test'] = n_test
-    return tasks.make_task(name, **args)
+    task = tasks.make_task(name, **args)
+    task.train_on_test = bool(config.get('train_on_test', False))
+    return task
 
 
 def check_shape(config):

@@ -37,16 +37,20 @@ class Task:
     exact_match: bool = False            # also report whole-sequence exact match
     scored_tokens: tuple | None = None   # (lo, hi): only targets in [lo, hi) count for accuracy (k-hop)
     stored_bits: float = 0.0             # memorization: the information in its training set, in bits
+    train_on_test: bool = False          # fresh samples may repeat test examples (the authors' streams)
 
     def __post_init__(self):
         self._test_rows = set(map(bytes, self.test[0]))
 
     def get_batch(self, n, rng):
         """n training examples (x, y), int64 (n, T): rows of the fixed set, or fresh samples that are not
-        in the test set. rng: np.random.Generator, the only source of randomness (so resuming is exact)."""
+        in the test set (any fresh samples with train_on_test). rng: np.random.Generator, the only source of
+        randomness (so resuming is exact)."""
         if self.train is not None:
             idx = rng.integers(0, len(self.train[0]), n)
             return self.train[0][idx], self.train[1][idx]
+        if self.train_on_test:
+            return self.sample(rng, n)
         xs, ys, have = [], [], 0
         for _ in range(100):
             x, y = self.sample(rng, n - have)

@@ -66,6 +66,7 @@ wandb_run_name = ''             # '' -> out_dir's name
 task = 'retrieval'
 task_seed = 0                   # seeds the test set and any fixed training set
 fixed_train = False             # train on a fixed set of the paper's size instead of fresh samples each step
+train_on_test = False           # fresh samples may repeat test examples, as the authors' streams (Dyck-1 configs)
 n_train = 0                     # 0: the paper's size
 n_test = 0                      # 0: the paper's size
 retrieval_vocab_size = 256
@@ -153,7 +154,7 @@ check_flags()
 RUN_FILES = ('ckpt.pt', 'ckpt_best.pt', 'log.jsonl', 'train_log.jsonl')   # what makes out_dir hold a run
 ckpt_path, best_path = os.path.join(out_dir, 'ckpt.pt'), os.path.join(out_dir, 'ckpt_best.pt')
 MODEL_KEYS = [f.name for f in fields(GPTConfig)] + ['construction']
-TASK_KEYS = ['task', 'task_seed', 'fixed_train', 'n_train', 'n_test']
+TASK_KEYS = ['task', 'task_seed', 'fixed_train', 'train_on_test', 'n_train', 'n_test']
 
 
 def run_keys(cfg):

@@ -8,6 +8,7 @@
 task = 'dyck1'
 dyck1_min_len = 40
 dyck1_max_len = 40
+train_on_test = True   # the authors' stream: short strings are in the test set and in training
 variant = 'mixit'
 n_layer = 4
 n_embd = 512

@@ -165,6 +165,18 @@ def test_test_set_fixed_and_never_trained_on(name, kw):
     assert len(fixed.train[0]) == 300 and not set(map(bytes, fixed.train[0])) & set(map(bytes, fixed.test[0]))
 
 
+def test_train_on_test_streams_the_authors_samples():
+    """train_on_test: the batch is the sampler's stream as it comes, test examples included (Dyck-1's test set
+    holds every string of <= 4 characters, which the default never trains on)."""
+    task = tasks.make_task('dyck1', seed=3, n_test=4000)
+    test_rows = set(map(bytes, task.test[0]))
+    task.train_on_test = True
+    x, y = task.get_batch(2000, np.random.default_rng(0))
+    x0, y0 = task.sample(np.random.default_rng(0), 2000)
+    assert np.array_equal(x, x0) and np.array_equal(y, y0)
+    assert sum(bytes(r) in test_rows for r in x) > 200
+
+
 def test_exact_match_metric():
     task = tasks.make_task('decimal_addition', n_test=10)
     x, y = examples(task, n=4)

@@ -6,6 +6,7 @@
 task = 'dyck1'
 dyck1_format = 'query'
 dyck1_max_len = 40
+train_on_test = True   # the authors' stream: short strings are in the test set and in training
 variant = 'frozen_mlp'
 n_layer = 2
 n_embd = 64

@@ -5,10 +5,10 @@ Per-group test accuracy of a trained checkpoint, for the paper-1 runs whose sing
           a rule any model finds first) on the same scored positions, and how often the model's answer is
           the current character.
   Dyck-1: accuracy per string length, beside the counting baseline ("balanced iff as many ( as )",
-          tasks.dyck1_counting_baseline), and for the test strings that the training stream can never draw
-          with the share of the training stream at that length that training never sees (train.py trains on
-          fresh samples minus the test set, and the 4,000 test strings include every short string, so those
-          lengths are never trained on).
+          tasks.dyck1_counting_baseline), and the share of the training stream at that length that training
+          never sees: without train_on_test, train.py trains on fresh samples minus the test set, and the
+          4,000 test strings include every short string, so those lengths are never trained on; the paper-1
+          configs set train_on_test, as the authors' stream, and the share is 0.
 
     python results/paper1/breakdown.py out/cpu/khop_standard/ckpt.pt --save=results/paper1/khop_standard/breakdown.json
 
@@ -63,12 +63,12 @@ def khop_breakdown(pred, x, y):
 def dyck1_breakdown(pred, x, y, task, n_stream=20_000):
     """Rows per string length (the scored position is the ?): accuracy, the counting baseline, and the share
     of the task's stream at that length that training never sees because the string is a test row (measured
-    on n_stream fresh samples)."""
+    on n_stream fresh samples; 0 with task.train_on_test)."""
     rows_i, cols = np.nonzero(y >= 0)
     xs, ys = task.sample(np.random.default_rng(12345), n_stream)
     stream_len = np.nonzero(ys >= 0)[1]
     test_rows = set(map(bytes, x))
-    excluded = np.array([bytes(r) in test_rows for r in xs])
+    excluded = np.array([bytes(r) in test_rows and not task.train_on_test for r in xs])
     ok = pred[rows_i, cols] == y[rows_i, cols]
     groups = [(1, 2), (2, 3), (3, 5), (5, 11), (11, 21), (21, 31), (31, 41)]
     out = []

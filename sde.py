@@ -21,6 +21,7 @@ it is zero when all entries of Phi are equal (perfectly correlated, equal-norm t
 which keeps the tokens from collapsing onto one direction.
 
     python sde.py check [--key=value ...]        # python sde.py check --help lists the keys
+    python sde.py covariance out/cpu/table6_mixit/ckpt.pt   # Table 6: trained and initial token covariance
 
 runs three checks of Theorem 2.1: (a) one layer from a given Phi, Monte Carlo mean of n*dPhi against the
 drift, and covariance of sqrt(n)*dPhi (= covariance of n*dPhi, over n) against Sigma_V + Sigma_M, as
@@ -509,6 +510,27 @@ def plot_c(path, curves, n, m):
     fig.tight_layout(); fig.savefig(path, dpi=90); plt.close(fig)
 
 # -----------------------------------------------------------------------------
+# paper 1, Table 6: the token covariance of a model of train.py
+
+@torch.no_grad()
+def token_covariance(model, idx):
+    """Paper 1, Table 6: the covariance between the last-layer hidden representations of different tokens of
+    a sequence, averaged over token pairs and sequences. A token's representation is its final-norm output
+    h_t (n_embd,), the last hidden state of the authors' Hugging Face models; the covariance of tokens s, t
+    is torch.cov's over the n_embd features, (h_s - mean h_s) . (h_t - mean h_t) / (n_embd - 1).
+    model: a model.GPT; idx: (B, T) token ids. Returns {'covariance', 'correlation'}: floats, the mean over
+    sequences and pairs s < t of the covariance and of the correlation (paper 1 prints the covariance in
+    units of 1e-2)."""
+    x, rope = model.embed(idx)
+    for block in model.blocks():
+        x = block(x, rope)
+    h = model.transformer.ln_f(x).double()                                 # (B, T, n)
+    h = h - h.mean(-1, keepdim=True)
+    C = h @ h.transpose(1, 2) / (h.shape[-1] - 1)                          # (B, T, T)
+    a, b = torch.triu_indices(C.shape[-1], C.shape[-1], 1)
+    return dict(covariance=C[:, a, b].mean().item(), correlation=mean_offdiag_corr(C).mean().item())
+
+# -----------------------------------------------------------------------------
 # command line: python sde.py check [--key=value ...]
 
 def check(checks='abc',               # which checks to run: some of a, b, c
@@ -569,5 +591,31 @@ def check(checks='abc',               # which checks to run: some of a, b, c
     print(f"results and plots in {out_dir}; {'all checks passed' if ok else 'SOME CHECK FAILED'}")
     return 0 if ok else 1
 
+def covariance(ckpt,                  # a checkpoint of train.py (ckpt.pt)
+               n_seq=64,              # test sequences averaged over
+               save=''):              # also write the result as JSON to this path
+    """Paper 1, Table 6: token covariance of a checkpoint's model, trained and freshly initialised (its seed)."""
+    from common import load_checkpoint, make_task
+    from model import GPT, GPTConfig
+    try:
+        ck = load_checkpoint(ckpt, keys=('model', 'model_args', 'config'))
+        x = torch.as_tensor(make_task(ck['config']).eval_set()[0][:n_seq])
+    except ValueError as e:
+        fail(e)
+    torch.manual_seed(ck['config'].get('seed', 1337))
+    model = GPT(GPTConfig(**ck['model_args'])).eval()
+    out = dict(checkpoint=ckpt, iter=ck.get('iter_num'), variant=ck['model_args']['variant'],
+               n_layer=ck['model_args']['n_layer'], sequences=len(x), init=token_covariance(model, x))
+    model.load_state_dict(ck['model'])
+    out['trained'] = token_covariance(model, x)
+    print(f"{out['variant']}, {out['n_layer']} layers, {len(x)} sequences: covariance (1e-2) "
+          f"{100 * out['init']['covariance']:.3f} at init, {100 * out['trained']['covariance']:.3f} trained; "
+          f"correlation {out['init']['correlation']:.3f} at init, {out['trained']['correlation']:.3f} trained")
+    if save:
+        with open(save, 'w') as f:
+            json.dump(out, f, indent=1)
+            f.write('\n')
+    return 0
+
 if __name__ == '__main__':
-    sys.exit(run_command(dict(check=check), doc=__doc__))
+    sys.exit(run_command(dict(check=check, covariance=covariance), doc=__doc__))

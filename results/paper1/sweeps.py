@@ -1,0 +1,190 @@
+"""
+Paper 1's sweeps at CPU scale: each a knob turned on one CPU config, every value a train.py run whose log is
+kept in results/paper1/<sweep>_<variant>_<value>/ (log.jsonl, command.sh; the covariance runs also
+covariance.json from `sde.py covariance`).
+
+    depth       Table 5:  MixiT and the random transformer at 2, 4, 8, 16 layers, decimal addition
+    heads       Table 11: MixiT with 4, 16, 64, 128 heads, Dyck-1 and decimal addition
+    mmax        Fig. 2:   retrieval accuracy against m_max for the four variants
+    covariance  Table 6:  last-layer token covariance of random and MixiT language models by depth
+
+    python results/paper1/sweeps.py list                      # every run, and whether its log is here
+    python results/paper1/sweeps.py run --sweep=depth         # train the runs that have no log yet, one at a time
+    python results/paper1/sweeps.py table                     # markdown tables beside the paper's numbers
+    python results/paper1/sweeps.py plot --out=assets/paper1_sweeps.png
+
+Runs use one torch thread each (OMP_NUM_THREADS=1) on the CPU; `run` skips a run whose log is already here.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, '..', '..')
+sys.path.insert(0, ROOT)
+from configurator import fail, run_command  # noqa: E402
+
+VARIANTS = ('standard', 'frozen_qk', 'frozen_mlp', 'mixit')
+PREFIX = 'OMP_NUM_THREADS=1 python train.py'
+SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
+    'depth': ('layers', [(f'depth_{v}_{L}', f'config/cpu/table5_{v}.py', f'--n_layer={L}')
+                         for v in ('mixit', 'random') for L in (2, 4, 8, 16)]),
+    'heads': ('heads', [(f'heads_{task}_mixit_{H}', config, f'--n_head={H}')
+                        for task, config in (('dyck1', 'config/cpu/dyck1_mixit.py'),
+                                             ('decimal_addition', 'config/cpu/table5_mixit.py'))
+                        for H in (4, 16, 64, 128)]),
+    'mmax': ('m_max', [(f'mmax_{v}_{m}', f'config/cpu/retrieval_{v}.py', f'--retrieval_m_max={m} --max_iters=1000')
+                       for v in VARIANTS for m in (2, 4, 8, 16)]),
+    'covariance': ('layers', [(f'covariance_{v}_{L}', f'config/cpu/table6_{v}.py', f'--n_layer={L}')
+                              for v in ('random', 'mixit') for L in (2, 4, 8, 16)]),
+}
+# paper 1's numbers: Table 5 (decimal addition accuracy %), Table 11 (MixiT accuracy %, width 512), Table 6
+# (token covariance, units of 1e-2); Fig. 2 is a plot without printed values
+PAPER = {
+    'depth': {'mixit': {2: 100, 8: 100, 16: 100}, 'random': {2: 100, 8: 23.53, 16: 22.88}},
+    'heads': {'decimal_addition_mixit': {4: 34.71, 16: 34.70, 64: 50.72, 256: 91.87},
+              'dyck1_mixit': {4: 77.93, 16: 81.68, 64: 89.38, 256: 91.83}},
+    'covariance': {'random': {2: 0.218, 4: 1.450, 8: 2.075, 16: 1.946, 32: 5.438},
+                   'mixit': {2: 0.088, 4: 0.260, 8: 0.210, 16: 0.154, 32: 0.104}},
+}
+
+
+def command(name, config, flags):
+    return f"{PREFIX} {config} {flags} --device=cpu --out_dir=out/sweeps/{name}"
+
+
+def read_run(name):
+    """The run's final log record (with covariance.json's numbers under 'covariance'), or None."""
+    path = os.path.join(HERE, name, 'log.jsonl')
+    if not os.path.isfile(path):
+        return None
+    with open(path) as f:
+        final = [json.loads(line) for line in f if line.strip()][-1]
+    cov = os.path.join(HERE, name, 'covariance.json')
+    if os.path.isfile(cov):
+        with open(cov) as f:
+            final['covariance'] = json.load(f)
+    return final
+
+
+def series(sweep):
+    """{series name: {value: final record}} of a sweep's runs that have logs; the series is the run name
+    without its sweep and value (e.g. 'frozen_qk', 'dyck1_mixit')."""
+    out = {}
+    for name, _, _ in SWEEPS[sweep][1]:
+        rest, value = name[len(sweep) + 1:].rsplit('_', 1)
+        final = read_run(name)
+        if final is not None:
+            out.setdefault(rest, {})[int(value)] = final
+    return out
+
+
+def parse_name(name):
+    """(sweep, series, value) of a sweep run's folder name, or None."""
+    for sweep, (_, runs) in SWEEPS.items():
+        if any(name == run for run, _, _ in runs):
+            rest, value = name[len(sweep) + 1:].rsplit('_', 1)
+            return sweep, rest, int(value)
+    return None
+
+
+def metric(sweep, final):
+    """The number a sweep reports for a run: test accuracy %, or the trained covariance in units of 1e-2."""
+    return 100 * final['covariance']['trained']['covariance'] if sweep == 'covariance' else 100 * final['val_acc']
+
+
+def list_runs():
+    """Every sweep run, its command, and whether its log is committed."""
+    for sweep, (_, runs) in SWEEPS.items():
+        for name, config, flags in runs:
+            print(f"{'done' if read_run(name) else '    '}  {name:32s} {command(name, config, flags)}")
+    return 0
+
+
+def run(sweep='',       # the sweep to run: depth, heads, mmax or covariance
+        only=''):       # comma-separated run names within it ('' = all)
+    """Train a sweep's runs that have no log here, one at a time, and keep their logs and commands."""
+    if sweep not in SWEEPS:
+        fail(f"--sweep must be one of {', '.join(SWEEPS)}, got {sweep!r}")
+    wanted = set(only.split(',')) - {''}
+    unknown = wanted - {name for name, _, _ in SWEEPS[sweep][1]}
+    if unknown:
+        fail(f"--only names runs that are not in sweep {sweep}: {', '.join(sorted(unknown))}")
+    for name, config, flags in SWEEPS[sweep][1]:
+        if (wanted and name not in wanted) or read_run(name):
+            continue
+        cmd = command(name, config, flags)
+        print(f"{name}: {cmd}", flush=True)
+        out_dir = os.path.join(ROOT, 'out', 'sweeps', name)
+        shutil.rmtree(out_dir, ignore_errors=True)
+        steps = [cmd]
+        if sweep == 'covariance':
+            steps.append(f"OMP_NUM_THREADS=1 python sde.py covariance out/sweeps/{name}/ckpt.pt "
+                         f"--save=out/sweeps/{name}/covariance.json")
+        for step in steps:
+            if subprocess.run(step, shell=True, cwd=ROOT).returncode:
+                fail(f"{name} failed: {step}")
+        dest = os.path.join(HERE, name)
+        os.makedirs(dest, exist_ok=True)
+        for file in ('log.jsonl', 'covariance.json'):
+            if os.path.isfile(os.path.join(out_dir, file)):
+                shutil.copy(os.path.join(out_dir, file), dest)
+        with open(os.path.join(dest, 'command.sh'), 'w') as f:
+            f.write('\n'.join(steps) + '\n')
+    return 0
+
+
+def table():
+    """Print each sweep as a markdown table: a row per series, a column per value, the paper's row below."""
+    for sweep, (knob, _) in SWEEPS.items():
+        rows = series(sweep)
+        if not rows:
+            continue
+        paper = PAPER.get(sweep, {})
+        values = sorted({v for r in list(rows.values()) + list(paper.values()) for v in r})
+        unit = 'covariance, 1e-2' if sweep == 'covariance' else 'test accuracy %'
+        print(f"\n{sweep} ({unit}) | " + ' | '.join(f"{knob} = {v}" for v in values))
+        print('|'.join(['---'] * (len(values) + 1)))
+        for name, runs in rows.items():
+            cells = [f"{metric(sweep, runs[v]):.2f}" if v in runs else '' for v in values]
+            print(f"| {name} | " + ' | '.join(cells) + ' |')
+            if name in paper:
+                print(f"| {name}, paper | " + ' | '.join(f"{paper[name][v]}" if v in paper[name] else ''
+                                                         for v in values) + ' |')
+    return 0
+
+
+def plot(out='assets/paper1_sweeps.png'):   # where the figure goes
+    """One panel per sweep that has runs: the metric against the knob, a line per series, the paper's dashed."""
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    done = [s for s in SWEEPS if series(s)]
+    if not done:
+        fail("no sweep has runs under results/paper1/ yet")
+    fig, axes = plt.subplots(1, len(done), figsize=(4.2 * len(done), 3.4), squeeze=False)
+    for ax, sweep in zip(axes[0], done):
+        for i, (name, runs) in enumerate(series(sweep).items()):
+            xs = sorted(runs)
+            line, = ax.plot(xs, [metric(sweep, runs[x]) for x in xs], 'o-', label=name, color=f'C{i}')
+            paper = PAPER.get(sweep, {}).get(name)
+            if paper:
+                ax.plot(sorted(paper), [paper[x] for x in sorted(paper)], 's--', color=line.get_color(), alpha=0.5,
+                        label=f'{name}, paper')
+        ax.set_xscale('log', base=2)
+        ax.set_xlabel(SWEEPS[sweep][0])
+        ax.set_ylabel('covariance (1e-2), trained' if sweep == 'covariance' else 'test accuracy %')
+        ax.set_title(sweep)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    os.makedirs(os.path.dirname(out) or '.', exist_ok=True)
+    fig.savefig(out, dpi=120)
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(run_command(dict(list=list_runs, run=run, table=table, plot=plot), doc=__doc__))

@@ -10,12 +10,18 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
 RESULTS = os.path.join(ROOT, 'results', 'paper1')
 sys.path.insert(0, RESULTS)
 
+import sweeps  # noqa: E402
 import tables  # noqa: E402
 
 
 def run_dirs():
+    """The task runs (tables.py's); the sweep runs are sweeps.py's."""
     return sorted(d for d in os.listdir(RESULTS) if os.path.isdir(os.path.join(RESULTS, d)) and
-                  not d.startswith(('.', '__')))
+                  not d.startswith(('.', '__')) and sweeps.parse_name(d) is None)
+
+
+def sweep_dirs():
+    return sorted(d for d in os.listdir(RESULTS) if sweeps.parse_name(d) is not None)
 
 
 def test_every_run_has_a_log_and_its_command():
@@ -47,3 +53,23 @@ def test_one_task_only():
     out = subprocess.run([sys.executable, os.path.join(RESULTS, 'tables.py'), 'dyck1'], capture_output=True,
                          text=True, check=True, cwd=ROOT).stdout
     assert '### Dyck-1' in out and '### k-hop' not in out
+
+
+def test_every_sweep_run_has_its_log_and_the_command_sweeps_py_gives():
+    """Each sweep run's folder holds the log of the command sweeps.py lists for it; the sweep's table prints
+    its final accuracy (or covariance) in the column of its value."""
+    dirs = sweep_dirs()
+    out = subprocess.run([sys.executable, os.path.join(RESULTS, 'sweeps.py'), 'table'], capture_output=True,
+                         text=True, check=True, cwd=ROOT).stdout
+    for d in dirs:
+        sweep, name, value = sweeps.parse_name(d)
+        (config, flags), = [(c, f) for run, c, f in sweeps.SWEEPS[sweep][1] if run == d]
+        command = open(os.path.join(RESULTS, d, 'command.sh')).read()
+        assert command.splitlines()[0] == sweeps.command(d, config, flags), d
+        final = sweeps.read_run(d)
+        header = [line for line in out.splitlines() if line.startswith(f'{sweep} (')]
+        row = [line for line in out.splitlines() if line.startswith(f'| {name} |')]
+        assert len(header) == 1 and len(row) >= 1, d
+        column = [c.strip() for c in header[0].split('|')].index(f'{sweeps.SWEEPS[sweep][0]} = {value}')
+        cells = [c.strip() for c in row[0].split('|')[1:-1]]
+        assert cells[column] == f"{sweeps.metric(sweep, final):.2f}", d

@@ -223,3 +223,20 @@ def test_help_lists_every_key():
     assert p.returncode == 0
     for key in inspect.signature(sde.check).parameters:
         assert f'--{key}=' in p.stdout
+
+
+def test_token_covariance_is_torch_cov_of_the_final_hidden_states():
+    """Table 6's covariance against torch.cov / torch.corrcoef over each sequence's final-norm outputs."""
+    from model import GPT, GPTConfig
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(block_size=8, vocab_size=11, n_layer=2, n_head=2, n_embd=16, variant='random')).eval()
+    idx = torch.randint(0, 11, (3, 8))
+    got = sde.token_covariance(model, idx)
+    x, rope = model.embed(idx)
+    for block in model.blocks():
+        x = block(x, rope)
+    h = model.transformer.ln_f(x).detach().double()
+    off = ~torch.eye(8, dtype=torch.bool)
+    cov = torch.stack([torch.cov(hb)[off].mean() for hb in h]).mean()
+    corr = torch.stack([torch.corrcoef(hb)[off].mean() for hb in h]).mean()
+    assert abs(got['covariance'] - cov.item()) < 1e-12 and abs(got['correlation'] - corr.item()) < 1e-12

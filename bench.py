@@ -29,7 +29,7 @@ FLOP convention (model.GPT.flops_per_token): matmul FLOPs of one training step, 
   - embeddings (gathers), norms, activations, softmax, rotary, the loss and the optimizer are not counted.
   The kernels do more than this count: flash attention recomputes S in its backward, and MixiT's matmul runs the
   whole T x T block although A is lower triangular, so both run about twice their counted attention work.
-MFU = achieved model FLOP/s / the device's peak: on a GPU its dense bf16 peak (PEAK_FLOPS), on a CPU the best of
+MFU = achieved model FLOP/s / the device's peak: on a GPU its dense bf16 peak (common.PEAK_FLOPS), on a CPU the best of
 a few cpu_peak_n^3 matmuls in the dtype the step multiplies in (bf16, fp16 or fp32), measured at start-up.
 --dtype=auto (the default) trains in bf16 on a GPU and, on a CPU, in bf16 only where the CPU multiplies bf16
 faster than fp32 (common.auto_cpu_dtype), as train.py does.
@@ -51,7 +51,8 @@ from contextlib import nullcontext
 
 import torch
 
-from common import check_shape, cpu_matmul_flops, keep_freed_memory, make_task, resolve_device, resolve_dtype
+from common import (check_shape, cpu_matmul_flops, keep_freed_memory, make_task, peak_flops as device_peak,
+                    resolve_device, resolve_dtype)
 from configurator import configure, declare, fail
 from model import GPT, GPTConfig, VARIANTS
 
@@ -86,16 +87,6 @@ seed = 1337
 train_keys = {}                 # a train.py config's task, schedule and I/O keys, which bench.py does not use
 cli_given = {}                  # {key: 'flag' or its config file} for every key the command line sets
 config = configure(globals(), foreign=train_keys, given=cli_given)
-
-# Dense (no sparsity) bf16 tensor-core peaks from NVIDIA's data sheets, FLOP/s; the first name contained in
-# torch.cuda.get_device_name() wins, so the specific names come first.
-PEAK_FLOPS = {
-    'H100 PCIe': 756e12,
-    'H100 NVL': 835e12,
-    'H100': 989e12,             # SXM
-    'H200': 989e12,
-    'A100': 312e12,
-}
 
 T = block_size                  # length of the timed sequences
 if train_keys.get('task'):      # a train.py config: the task sizes the vocabulary and the sequences
@@ -283,9 +274,8 @@ def time_steps(run, n):
 if peak_flops:
     peak_source = 'given'
 elif device_type == 'cuda':
-    gpu = torch.cuda.get_device_name(device)
-    peak_flops = next((v for k, v in PEAK_FLOPS.items() if k in gpu), 0.0)
-    peak_source = f'PEAK_FLOPS[{gpu}]' if peak_flops else f'{gpu} not in PEAK_FLOPS (set --peak_flops)'
+    peak_flops, peak_source = device_peak(device, device_type, dtype)
+    peak_source += '' if peak_flops else ' (set --peak_flops)'
 else:                           # the peak of the dtype the matmuls run in; bf16 and fp32 both shown
     cpu_peaks = {name: cpu_matmul_flops(getattr(torch, name), cpu_peak_n)
                  for name in dict.fromkeys(('bfloat16', 'float32', dtype))}

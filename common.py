@@ -131,6 +131,32 @@ def resolve_dtype(dtype, device_type, float64=False):
     return dtype, note
 
 
+# ----------------------------------------------------------------------------- peak FLOP/s for MFU
+
+# Dense (no sparsity) bf16 tensor-core peaks from NVIDIA's data sheets, FLOP/s; the first name contained in
+# torch.cuda.get_device_name() wins, so the specific names come first.
+PEAK_FLOPS = {
+    'H100 PCIe': 756e12,
+    'H100 NVL': 835e12,
+    'H100': 989e12,             # SXM
+    'H200': 989e12,
+    'A100': 312e12,
+}
+
+
+def peak_flops(device, device_type, dtype, cpu_n=1024):
+    """(FLOP/s, source) that MFU is measured against: a GPU's dense bf16 peak from PEAK_FLOPS (0.0 when its name
+    is not listed), on a CPU the rate of cpu_matmul_flops in dtype (a torch dtype name: what the step multiplies
+    in) at size cpu_n with torch's current threads (n = 1024: about 0.1 s), 0.0 on other devices."""
+    if device_type == 'cuda':
+        gpu = torch.cuda.get_device_name(device)
+        peak = next((v for k, v in PEAK_FLOPS.items() if k in gpu), 0.0)
+        return peak, (f'PEAK_FLOPS[{gpu}]' if peak else f'{gpu} not in PEAK_FLOPS')
+    if device_type == 'cpu':
+        return cpu_matmul_flops(getattr(torch, dtype), cpu_n), f'measured, {cpu_n}^3 {dtype} matmul'
+    return 0.0, f'no peak for {device_type}'
+
+
 # ----------------------------------------------------------------------------- CPU
 
 

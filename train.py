@@ -43,7 +43,7 @@ from tqdm import tqdm
 import universal
 from tasks import crop_unscored
 from common import (keep_freed_memory, load_checkpoint, load_weights, make_task, model_args as make_model_args,
-                    resolve_device, resolve_dtype)
+                    peak_flops, resolve_device, resolve_dtype)
 from configurator import configure, declare, fail
 from model import GPT, GPTConfig
 
@@ -447,6 +447,8 @@ def cut_log(name, last_iter):
 # ----------------------------------------------------------------------------- training loop
 n_trainable, n_total = raw_model.num_params()
 evaluates = lambda it: it % eval_interval == 0 or it == max_iters
+flops_per_token = raw_model.flops_per_token(T)     # MFU on the log line: model FLOPs / (processes x device peak)
+peak, peak_source = peak_flops(device, device_type, dtype)
 if master:
     try:
         os.makedirs(out_dir, exist_ok=True)
@@ -462,7 +464,8 @@ if master:
     print(f"task {task} | variant {model_args['variant']} | {n_trainable:,} trainable of {n_total:,} parameters | "
           f"{world_size} process(es) on {device}, {dtype}{dtype_note} | global batch {batch_size} = "
           f"{micro_batch_size} x {grad_accum} accum x {world_size} ranks | {batch_size * T:,} tokens/iter" +
-          (f" | resumed at iteration {iter_num}" if init_from == 'resume' else ''))
+          (f" | resumed at iteration {iter_num}" if init_from == 'resume' else '') +
+          (f" | MFU against {peak / 1e12:.3g} TFLOP/s ({peak_source})" if peak else ''))
     if wandb_log:
         wandb.init(project=wandb_project, name=wandb_run_name or os.path.basename(os.path.abspath(out_dir)),
                    config=config)
@@ -521,11 +524,13 @@ while True:
         train_loss = all_reduce_sum([loss_accum.item() / iters_since_log])[0] / world_size
         dt = time.perf_counter() - t_log
         ms, tok_s = 1000 * dt / iters_since_log, tokens_per_iter * iters_since_log / dt
+        mfu = flops_per_token * tok_s / (world_size * peak) if peak else None
         if master:
-            append_jsonl('train_log.jsonl', dict(iter=iter_num, loss=train_loss, lr=lr, ms=ms, tok_s=tok_s))
+            append_jsonl('train_log.jsonl', dict(iter=iter_num, loss=train_loss, lr=lr, ms=ms, tok_s=tok_s, mfu=mfu))
             if wandb_log:
-                wandb.log(dict(loss=train_loss, lr=lr, tok_s=tok_s), step=iter_num)
-            tqdm.write(f"iter {iter_num}: loss {train_loss:.4f}, lr {lr:.2e}, {ms:.1f} ms/iter, {tok_s:,.0f} tok/s")
+                wandb.log(dict(loss=train_loss, lr=lr, tok_s=tok_s, mfu=mfu), step=iter_num)
+            tqdm.write(f"iter {iter_num}: loss {train_loss:.4f}, lr {lr:.2e}, {ms:.1f} ms/iter, {tok_s:,.0f} tok/s" +
+                       (f", MFU {100 * mfu:.1f}%" if mfu is not None else ''))
         loss_accum.zero_()
         t_log, iters_since_log = time.perf_counter(), 0
 

@@ -79,6 +79,17 @@ def test_command_line_errors_are_one_line(tmp_path):
         assert r.returncode == 2 and 'Traceback' not in r.stderr and message in r.stderr, r.stderr
 
 
+def test_log_line_has_mfu_from_tokens_per_second(tmp_path):
+    """Every training record's MFU is tokens/s times the model's FLOPs per token over the peak named in the
+    header, so MFU / tok_s is one constant."""
+    r = run(TINY + ['--max_iters=4', f'--out_dir={tmp_path}'])
+    assert re.search(r'MFU against [\d.e+-]+ TFLOP/s \(measured, 1024\^3 float32 matmul\)', r.stdout), r.stdout
+    with open(os.path.join(tmp_path, 'train_log.jsonl')) as f:
+        records = [json.loads(line) for line in f]
+    ratios = [rec['mfu'] / rec['tok_s'] for rec in records]
+    assert len(records) == 4 and min(ratios) > 0 and max(ratios) - min(ratios) < 1e-9 * max(ratios)
+
+
 def test_auto_dtype_on_a_cpu_is_its_faster_matmul(tmp_path):
     """dtype=auto on a CPU trains in bf16 only where a bf16 matmul beats an fp32 one, and says so; under torchrun
     rank 0 broadcasts its choice."""

@@ -67,9 +67,11 @@ def test_every_sweep_run_has_its_log_and_the_command_sweeps_py_gives():
         command = open(os.path.join(RESULTS, d, 'command.sh')).read()
         assert command.splitlines()[0] == sweeps.command(d, config, flags), d
         final = sweeps.read_run(d)
-        header = [line for line in out.splitlines() if line.startswith(f'{sweep} (')]
-        row = [line for line in out.splitlines() if line.startswith(f'| {name} |')]
-        assert len(header) == 1 and len(row) >= 1, d
-        column = [c.strip() for c in header[0].split('|')].index(f'{sweeps.SWEEPS[sweep][0]} = {value}')
-        cells = [c.strip() for c in row[0].split('|')[1:-1]]
-        assert cells[column] == f"{sweeps.metric(sweep, final):.2f}", d
+        lines = out.splitlines()
+        (start,) = [i for i, line in enumerate(lines) if line.startswith(f'| {sweep} |')]
+        table = lines[start:lines.index('', start) if '' in lines[start:] else len(lines)]
+        header = [c.strip() for c in table[0].split('|')[1:-1]]
+        (row,) = [line for line in table if line.startswith(f'| {name} |')]
+        column = header.index(f'{sweeps.SWEEPS[sweep][0]} = {value}')
+        cells = [c.strip() for c in row.split('|')[1:-1]]
+        assert cells[column] == f"{sweeps.metric(sweep, final):.{3 if sweep == 'lm' else 2}f}", d

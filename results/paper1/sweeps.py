@@ -7,6 +7,7 @@ covariance.json from `sde.py covariance`).
     heads       Table 11: MixiT with 4, 16, 64, 128 heads, Dyck-1 and decimal addition
     mmax        Fig. 2:   retrieval accuracy against m_max for the four variants
     covariance  Table 6:  last-layer token covariance of random and MixiT language models by depth
+    lm          Tables 2, 9: WikiText-2 test log-perplexity of the four variants over 3 seeds
 
     python results/paper1/sweeps.py list                      # every run, and whether its log is here
     python results/paper1/sweeps.py run --sweep=depth         # train the runs that have no log yet, one at a time
@@ -29,9 +30,13 @@ from configurator import fail, run_command  # noqa: E402
 
 VARIANTS = ('standard', 'frozen_qk', 'frozen_mlp', 'mixit')
 PREFIX = 'OMP_NUM_THREADS=1 python train.py'
+# the random transformer with 4 heads of width 16 at the frozen score scale of width 1024 (the config's heads of
+# width 1 have near-zero frozen scores: every head averages its prefix), a larger lr and longer training
+RANDOM_H4 = '--n_head=4 --qk_init_std=0.08 --learning_rate=1e-2 --max_iters=3000 --eval_interval=500'
 SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
-    'depth': ('layers', [(f'depth_{v}_{L}', f'config/cpu/table5_{v}.py', f'--n_layer={L}')
-                         for v in ('mixit', 'random') for L in (2, 4, 8, 16)]),
+    'depth': ('layers', [(f'depth_mixit_{L}', 'config/cpu/table5_mixit.py', f'--n_layer={L}') for L in (2, 4, 8, 16)] +
+              [(f'depth_random_{L}', 'config/cpu/table5_random.py', f'--n_layer={L}') for L in (2, 4)] +
+              [(f'depth_random_h4_{L}', 'config/cpu/table5_random.py', f'--n_layer={L} {RANDOM_H4}') for L in (2, 4, 8)]),
     'heads': ('heads', [(f'heads_{task}_mixit_{H}', config, f'--n_head={H}')
                         for task, config in (('dyck1', 'config/cpu/dyck1_mixit.py'),
                                              ('decimal_addition', 'config/cpu/table5_mixit.py'))
@@ -40,6 +45,8 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                        for v in VARIANTS for m in (2, 4, 8, 16)]),
     'covariance': ('layers', [(f'covariance_{v}_{L}', f'config/cpu/table6_{v}.py', f'--n_layer={L}')
                               for v in ('random', 'mixit') for L in (2, 4, 8, 16)]),
+    'lm': ('seed', [(f'lm_{v}_{seed}', f'config/cpu/wikitext_{v}.py', f'--seed={seed}')
+                    for v in VARIANTS for seed in (1, 2, 3)]),
 }
 # paper 1's numbers: Table 5 (decimal addition accuracy %), Table 11 (MixiT accuracy %, width 512), Table 6
 # (token covariance, units of 1e-2); Fig. 2 is a plot without printed values
@@ -92,8 +99,19 @@ def parse_name(name):
 
 
 def metric(sweep, final):
-    """The number a sweep reports for a run: test accuracy %, or the trained covariance in units of 1e-2."""
-    return 100 * final['covariance']['trained']['covariance'] if sweep == 'covariance' else 100 * final['val_acc']
+    """The number a sweep reports for a run: test accuracy %, the trained covariance in units of 1e-2, or the
+    test log-perplexity (lm)."""
+    if sweep == 'covariance':
+        return 100 * final['covariance']['trained']['covariance']
+    return final['val_loss'] if sweep == 'lm' else 100 * final['val_acc']
+
+
+UNITS = dict(covariance='covariance, 1e-2', lm='test log-perplexity, nats')
+
+
+def mean_sd(xs):
+    m = sum(xs) / len(xs)
+    return m, (sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) ** 0.5 if len(xs) > 1 else float('nan')
 
 
 def list_runs():
@@ -145,11 +163,15 @@ def table():
             continue
         paper = PAPER.get(sweep, {})
         values = sorted({v for r in list(rows.values()) + list(paper.values()) for v in r})
-        unit = 'covariance, 1e-2' if sweep == 'covariance' else 'test accuracy %'
-        print(f"\n{sweep} ({unit}) | " + ' | '.join(f"{knob} = {v}" for v in values))
-        print('|'.join(['---'] * (len(values) + 1)))
+        seeds = knob == 'seed'                       # seeds: a mean and sample standard deviation too
+        digits = 3 if sweep == 'lm' else 2
+        print(f"\n{sweep}: {UNITS.get(sweep, 'test accuracy %')}\n")
+        print(f"| {sweep} | " + ' | '.join(f"{knob} = {v}" for v in values) + (' | mean ± sd |' if seeds else ' |'))
+        print('|' + '---|' * (len(values) + 1 + seeds))
         for name, runs in rows.items():
-            cells = [f"{metric(sweep, runs[v]):.2f}" if v in runs else '' for v in values]
+            cells = [f"{metric(sweep, runs[v]):.{digits}f}" if v in runs else '' for v in values]
+            if seeds:
+                cells.append('{:.{d}f} ± {:.{d}f}'.format(*mean_sd([metric(sweep, r) for r in runs.values()]), d=digits))
             print(f"| {name} | " + ' | '.join(cells) + ' |')
             if name in paper:
                 print(f"| {name}, paper | " + ' | '.join(f"{paper[name][v]}" if v in paper[name] else ''
@@ -167,6 +189,14 @@ def plot(out='assets/paper1_sweeps.png'):   # where the figure goes
         fail("no sweep has runs under results/paper1/ yet")
     fig, axes = plt.subplots(1, len(done), figsize=(4.2 * len(done), 3.4), squeeze=False)
     for ax, sweep in zip(axes[0], done):
+        if SWEEPS[sweep][0] == 'seed':               # one point per series: the mean, and the seeds' spread
+            names = list(series(sweep))
+            stats = [mean_sd([metric(sweep, r) for r in series(sweep)[n].values()]) for n in names]
+            ax.errorbar(range(len(names)), [m for m, _ in stats], yerr=[sd for _, sd in stats], fmt='o', capsize=4)
+            ax.set_xticks(range(len(names)), names, fontsize=8)
+            ax.set_ylabel(UNITS[sweep])
+            ax.set_title(f'{sweep}: mean ± sd over seeds')
+            continue
         for i, (name, runs) in enumerate(series(sweep).items()):
             xs = sorted(runs)
             line, = ax.plot(xs, [metric(sweep, runs[x]) for x in xs], 'o-', label=name, color=f'C{i}')
@@ -176,7 +206,7 @@ def plot(out='assets/paper1_sweeps.png'):   # where the figure goes
                         label=f'{name}, paper')
         ax.set_xscale('log', base=2)
         ax.set_xlabel(SWEEPS[sweep][0])
-        ax.set_ylabel('covariance (1e-2), trained' if sweep == 'covariance' else 'test accuracy %')
+        ax.set_ylabel(UNITS.get(sweep, 'test accuracy %'))
         ax.set_title(sweep)
         ax.legend(fontsize=7)
     fig.tight_layout()

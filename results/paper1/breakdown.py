@@ -1,6 +1,7 @@
 """
 Per-group test accuracy of a trained checkpoint, for the paper-1 runs whose single number hides structure:
 
+  decimal addition: accuracy per answer digit (a digit's position is either solved or at chance for MixiT).
   k-hop:  accuracy per number of hops k, beside the rate of "copy the current character" (the answer for k = 0,
           a rule any model finds first) on the same scored positions, and how often the model's answer is
           the current character.
@@ -85,6 +86,17 @@ def dyck1_breakdown(pred, x, y, task, n_stream=20_000):
     return out
 
 
+def addition_breakdown(pred, y):
+    """Rows per answer digit (the i-th scored position of every sum, least-significant first): accuracy. A model
+    that solves a digit's position is exact there; one that does not is at chance (10%)."""
+    rows_i, cols = np.nonzero(y >= 0)
+    first = np.argmax(y >= 0, axis=1)[rows_i]                            # each sum's first scored column
+    digit = cols - first
+    ok = pred[rows_i, cols] == y[rows_i, cols]
+    return [dict(digit=int(d) + 1, positions=int((digit == d).sum()), acc=float(ok[digit == d].mean()))
+            for d in np.unique(digit)] + [dict(digit='all', positions=len(ok), acc=float(ok.mean()))]
+
+
 def main(ckpt_path, save=''):
     ck = load_checkpoint(ckpt_path, keys=('model', 'model_args', 'config'))
     model = GPT(GPTConfig(**ck['model_args']))
@@ -106,8 +118,13 @@ def main(ckpt_path, save=''):
         for r in rows:
             print(f"{r['length']:>7} {r['strings']:>7} {100 * r['acc']:9.2f} {100 * r['counting']:9.2f} "
                   f"{100 * r['untrained']:13.1f}")
+    elif config['task'] == 'decimal_addition':
+        rows = addition_breakdown(pred, y)
+        print(f"{'digit':>6} {'positions':>9} {'accuracy':>9}")
+        for r in rows:
+            print(f"{r['digit']:>6} {r['positions']:>9} {100 * r['acc']:9.2f}")
     else:
-        raise SystemExit(f"error: no breakdown for task {config['task']!r} (khop, dyck1)")
+        raise SystemExit(f"error: no breakdown for task {config['task']!r} (khop, dyck1, decimal_addition)")
     if save:
         with open(save, 'w') as f:
             json.dump(dict(checkpoint_iter=ck.get('iter_num'), task=config['task'],

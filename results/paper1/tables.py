@@ -103,9 +103,13 @@ def dyck1_table(rs):
 
 
 def decimal_table(rs):
+    def per_digit(r):               # accuracy of each answer digit, least-significant first (breakdown.json)
+        rows = r['breakdown']['rows'] if r['breakdown'] else []
+        return ' / '.join(f"{100 * row['acc']:.0f}" for row in rows if row['digit'] != 'all') or ''
     rows = [[r['name'], r['final']['iter'], pct(r['final']['val_acc']), pct(r['final'].get('val_exact')),
-             f"{PAPER['decimal_addition'][r['variant']]:.2f}"] for r in rs]
-    return table(['run', 'steps', 'digit acc %', 'whole-sum acc %', 'paper % (10 digits)'], rows)
+             per_digit(r), f"{PAPER['decimal_addition'][r['variant']]:.2f}"] for r in rs]
+    return table(['run', 'steps', 'digit acc %', 'whole-sum acc %', 'per answer digit %, first to last',
+                  'paper % (10 digits)'], rows)
 
 
 def khop_table(rs):

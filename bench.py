@@ -7,6 +7,10 @@ speedup its FLOP count predicts.
     python bench.py --variants=standard,frozen_qk,frozen_mlp,mixit --batch_size=1
     python bench.py --compile=False --dtype=float32                # nanoGPT's way on a CPU: fp32 eager
     python bench.py config/fineweb_mixit.py --device=cuda --json_out=out/bench.json
+    python bench.py --against=hf --rounds=5 --iters=10   # beside Hugging Face's LlamaForCausalLM (pip install transformers)
+
+--against=hf adds Hugging Face's LlamaForCausalLM with the standard variant's shape (bench.hf_llama), trained
+by the same step with torch's AdamW, and prints each model's tokens/s over its (and, on a GPU, peak memory).
 
 A step is what train.py does: grad_accum micro-batches of forward + backward under autocast, gradient
 clipping, an AdamW step over the trainable parameters, zero_grad. The data are random tokens made on the
@@ -56,10 +60,13 @@ from common import (check_shape, cpu_matmul_flops, keep_freed_memory, make_task,
 from configurator import configure, declare, fail
 from model import GPT, GPTConfig, VARIANTS
 
+HF = 'hf_llama'                 # Hugging Face's LlamaForCausalLM among the timed variants (--against=hf)
+
 # ----------------------------------------------------------------------------- model (paper 1's LM shape)
 declare(globals(), GPTConfig)   # every GPTConfig field is a key (python bench.py --help)
 block_size = 1024               # sequence length of every timed batch
 variants = ()                   # variants to compare in one run, e.g. standard,frozen_qk,frozen_mlp,mixit
+against = ''                    # 'hf': also time Hugging Face's LlamaForCausalLM of the same shape (hf_llama)
 # ----------------------------------------------------------------------------- step (as train.py)
 batch_size = 8                  # sequences per optimizer step
 micro_batch_size = 0            # sequences per forward pass; 0: batch_size
@@ -115,6 +122,14 @@ names = list(variants) or [config['variant']]
 for v in names:
     if v not in VARIANTS:
         fail(f"unknown variant {v!r} in variants; choose from {', '.join(VARIANTS)}")
+if against not in ('', 'hf'):
+    fail(f"--against must be '' or 'hf', got {against!r}")
+if against == 'hf':
+    try:
+        import transformers
+    except ImportError:
+        fail("--against=hf needs Hugging Face transformers: pip install transformers")
+    names.append(HF)
 try:
     device, device_type = resolve_device(device)
     if device_type == 'mps':
@@ -139,6 +154,20 @@ if rounds < 1 or iters % rounds:
 grad_accum = batch_size // micro_batch_size
 
 
+def hf_llama():
+    """Hugging Face's LlamaForCausalLM with the standard variant's shape: the same width, depth, heads, MLP width
+    (4 n_embd, gated SiLU), RMSNorm eps, rotary embeddings, biases and an untied head; attention through
+    PyTorch's scaled_dot_product_attention ('sdpa'), as ours. Its loss shifts its labels itself, so its step is
+    given labels = inputs and predicts the same number of tokens less one."""
+    c = GPTConfig(**{k: config[k] for k in GPTConfig.__dataclass_fields__ if k != 'variant'})
+    hf_config = transformers.LlamaConfig(
+        vocab_size=c.vocab_size, hidden_size=c.n_embd, intermediate_size=4 * c.n_embd, num_hidden_layers=c.n_layer,
+        num_attention_heads=c.n_head, num_key_value_heads=c.n_head, max_position_embeddings=c.block_size,
+        rms_norm_eps=1e-6, tie_word_embeddings=False, attention_bias=c.bias, mlp_bias=c.bias, hidden_act='silu')
+    hf_config._attn_implementation = 'sdpa'
+    return transformers.LlamaForCausalLM(hf_config)
+
+
 def memory_estimate(name):
     """Rough bytes one variant's training step holds at its peak, as (total, {part: bytes}): fp32 weights and
     buffers; per trainable parameter a gradient and AdamW's two moments (12 bytes), plus a 16-bit copy of the
@@ -149,7 +178,7 @@ def memory_estimate(name):
     (python bench.py) it gives 15.5 GiB fp32 and 11.8 GiB bf16 where docs/performance.md measured 14.0 GiB
     (fp32 eager) and 6.2 GiB (bf16 compiled)."""
     cfg = {k: config[k] for k in GPTConfig.__dataclass_fields__}
-    cfg.update(variant=name)
+    cfg.update(variant='standard' if name == HF else name)
     with torch.device('meta'):                   # shapes only: nothing allocated
         model = GPT(GPTConfig(**cfg))
     trainable, total = model.num_params()
@@ -222,13 +251,18 @@ def setup(name):
     """Model, optimizer, step function and per-step data for one variant; runs the untimed warm-up steps."""
     torch.manual_seed(seed)
     cfg = {k: config[k] for k in GPTConfig.__dataclass_fields__}
-    cfg.update(variant=name)
+    cfg.update(variant='standard' if name == HF else name)
     try:
-        raw = GPT(GPTConfig(**cfg)).to(device)
+        with torch.device('meta') if name == HF else nullcontext():    # for Hugging Face's: the FLOP count only
+            ours = GPT(GPTConfig(**cfg))
     except ValueError as e:
         fail(e)
+    flops_per_token = ours.flops_per_token(T)          # Hugging Face's model: the same matmuls as standard
+    raw = (hf_llama() if name == HF else ours).to(device)
     params = [p for p in raw.parameters() if p.requires_grad]
-    optimizer = raw.configure_optimizers(weight_decay, learning_rate, (beta1, beta2), device_type)
+    optimizer = torch.optim.AdamW(params, lr=learning_rate, betas=(beta1, beta2), weight_decay=weight_decay,
+                                  fused=device_type == 'cuda') if name == HF else \
+        raw.configure_optimizers(weight_decay, learning_rate, (beta1, beta2), device_type)
     scaler = torch.amp.GradScaler(device_type, enabled=dtype == 'float16')
     model = torch.compile(raw) if compile else raw
     g = torch.Generator(device=device).manual_seed(seed)
@@ -239,7 +273,7 @@ def setup(name):
     def step(it):
         for x, y in batches[it % 2]:
             with autocast:
-                _, loss = model(x, y)
+                loss = model(input_ids=x, labels=x).loss if name == HF else model(x, y)[1]
             scaler.scale(loss / grad_accum).backward()
         if grad_clip:
             scaler.unscale_(optimizer)
@@ -255,9 +289,9 @@ def setup(name):
     for it in range(warmup):
         step(it)
     sync()
-    n_trainable, n_total = raw.num_params()
+    n_trainable, n_total = sum(p.numel() for p in params), sum(p.numel() for p in raw.parameters())
     return dict(variant=name, step=step, times=[], cpu_times=[], losses=[], warmup_s=time.perf_counter() - t0,
-                flops_per_token=raw.flops_per_token(T), trainable_params=n_trainable, params=n_total)
+                flops_per_token=flops_per_token, trainable_params=n_trainable, params=n_total)
 
 
 def time_steps(run, n):
@@ -357,5 +391,11 @@ for r in results:
     print(f"{r['variant']:<11} {r['tokens_per_s']:>9,.0f} {r['ms_per_iter']:>9.1f} "
           f"{r['ms_min']:>7.0f}-{r['ms_max']:<7.0f} {r['flops_per_token'] / 1e9:>9.4f} {r['flops_per_s'] / 1e12:>8.3f} "
           f"{mfu:>6} {r['peak_memory'] / 2**30:>7.2f}Gi {cpu_share:>9} {sp[0]:>8} {sp[1]:>9} {sp[2]:>7}")
+hf = next((r for r in results if r['variant'] == HF), None)
+if hf is not None:
+    for r in results:
+        if r is not hf:
+            print(f"{r['variant']} / {HF}: {r['tokens_per_s'] / hf['tokens_per_s']:.3f}x the tokens/s"
+                  + (f", {r['peak_memory'] / hf['peak_memory']:.2f}x the peak memory" if device_type == 'cuda' else ''))
 print(f"load average (1/5/15 min) at start {' '.join(f'{x:.2f}' for x in load_start)}, at end "
       f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")

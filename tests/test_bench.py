@@ -128,6 +128,32 @@ def test_bench_end_to_end(tmp_path):
     assert bad.returncode == 2 and bad.stderr.strip().startswith('error: unknown variant')
 
 
+def test_bench_against_hugging_face_llama(tmp_path):
+    """--against=hf times Hugging Face's LlamaForCausalLM of the standard shape beside ours: the same parameter
+    count and FLOPs, a loss that trains like ours, the ratio printed; without transformers, a one-line error."""
+    args = ['--n_layer=2', '--n_embd=32', '--n_head=2', '--vocab_size=64', '--block_size=16', '--batch_size=2',
+            '--against=hf', '--compile=False', '--dtype=float32', '--warmup=1', '--iters=10', '--cpu_peak_n=256']
+    env = dict(os.environ, OMP_NUM_THREADS='1')
+    fake = tmp_path / 'no_hf' / 'transformers'
+    fake.mkdir(parents=True)
+    (fake / '__init__.py').write_text("raise ImportError('transformers is not installed')\n")
+    r = subprocess.run([sys.executable, 'bench.py', *args], cwd=ROOT, capture_output=True, text=True,
+                       env=dict(env, PYTHONPATH=str(fake.parent)))
+    assert r.returncode == 2 and r.stderr.strip() == 'error: --against=hf needs Hugging Face transformers: ' \
+                                                      'pip install transformers'
+    pytest.importorskip('transformers')
+    out = tmp_path / 'b.json'
+    r = subprocess.run([sys.executable, 'bench.py', *args, f'--json_out={out}'], cwd=ROOT, capture_output=True,
+                       text=True, env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    res = {x['variant']: x for x in json.load(open(out))['results']}
+    ours, hf = res['standard'], res['hf_llama']
+    assert hf['params'] == ours['params'] == hf['trainable_params']
+    assert hf['flops_per_token'] == ours['flops_per_token']
+    assert abs(hf['loss'] - ours['loss']) < 0.5                 # both near ln 64 = 4.16 on random tokens
+    assert 'standard / hf_llama: ' in r.stdout
+
+
 def test_auto_cpu_dtype_picks_the_faster_matmul(monkeypatch):
     import common
     for bf16, fp32, expected in [(8e11, 2e11, 'bfloat16'), (1.9e11, 3.6e11, 'float32')]:

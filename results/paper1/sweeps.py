@@ -44,7 +44,9 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
     'mmax': ('m_max', [(f'mmax_{v}_{m}', f'config/cpu/retrieval_{v}.py', f'--retrieval_m_max={m} --max_iters=1000')
                        for v in VARIANTS for m in (2, 4, 8, 16)]),
     'covariance': ('layers', [(f'covariance_{v}_{L}', f'config/cpu/table6_{v}.py', f'--n_layer={L}')
-                              for v in ('random', 'mixit') for L in (2, 4, 8, 16)]),
+                              for v in ('random', 'mixit') for L in (2, 4, 8, 16)] +
+                   [(f'covariance_mixit_nosink_{L}', 'config/cpu/table6_mixit.py', f'--n_layer={L} --mixit_sink_head=False')
+                    for L in (2, 4, 8, 16)]),
     'lm': ('seed', [(f'lm_{v}_{seed}', f'config/cpu/wikitext_{v}.py', f'--seed={seed}')
                     for v in VARIANTS for seed in (1, 2, 3)]),
 }
@@ -173,6 +175,9 @@ def table():
             if seeds:
                 cells.append('{:.{d}f} ± {:.{d}f}'.format(*mean_sd([metric(sweep, r) for r in runs.values()]), d=digits))
             print(f"| {name} | " + ' | '.join(cells) + ' |')
+            if sweep == 'covariance':                 # the same models at their initialisation
+                print(f"| {name}, at init | " + ' | '.join(
+                    f"{100 * runs[v]['covariance']['init']['covariance']:.2f}" if v in runs else '' for v in values) + ' |')
             if name in paper:
                 print(f"| {name}, paper | " + ' | '.join(f"{paper[name][v]}" if v in paper[name] else ''
                                                          for v in values) + ' |')
@@ -180,7 +185,8 @@ def table():
 
 
 def plot(out='assets/paper1_sweeps.png'):   # where the figure goes
-    """One panel per sweep that has runs: the metric against the knob, a line per series, the paper's dashed."""
+    """One panel per sweep that has runs: the metric against the knob, a line per series, the paper's dashed
+    (the covariance panel also the models at initialisation, dotted); the seeds panel: mean ± sd per series."""
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
@@ -200,6 +206,9 @@ def plot(out='assets/paper1_sweeps.png'):   # where the figure goes
         for i, (name, runs) in enumerate(series(sweep).items()):
             xs = sorted(runs)
             line, = ax.plot(xs, [metric(sweep, runs[x]) for x in xs], 'o-', label=name, color=f'C{i}')
+            if sweep == 'covariance':
+                ax.plot(xs, [100 * runs[x]['covariance']['init']['covariance'] for x in xs], 'o:',
+                        color=line.get_color(), label=f'{name}, at init')
             paper = PAPER.get(sweep, {}).get(name)
             if paper:
                 ax.plot(sorted(paper), [paper[x] for x in sorted(paper)], 's--', color=line.get_color(), alpha=0.5,

@@ -36,11 +36,13 @@ RANDOM_H4 = '--n_head=4 --qk_init_std=0.08 --learning_rate=1e-2 --max_iters=3000
 SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
     'depth': ('layers', [(f'depth_mixit_{L}', 'config/cpu/table5_mixit.py', f'--n_layer={L}') for L in (2, 4, 8, 16)] +
               [(f'depth_random_{L}', 'config/cpu/table5_random.py', f'--n_layer={L}') for L in (2, 4)] +
-              [(f'depth_random_h4_{L}', 'config/cpu/table5_random.py', f'--n_layer={L} {RANDOM_H4}') for L in (2, 4, 8)]),
-    'heads': ('heads', [(f'heads_{task}_mixit_{H}', config, f'--n_head={H}')
-                        for task, config in (('dyck1', 'config/cpu/dyck1_mixit.py'),
-                                             ('decimal_addition', 'config/cpu/table5_mixit.py'))
-                        for H in (4, 16, 64, 128)]),
+              [(f'depth_random_h4_{L}', 'config/cpu/table5_random.py', f'--n_layer={L} {RANDOM_H4}') for L in (2, 4, 8)] +
+              [(f'depth_mixit_nosink_{L}', 'config/cpu/table5_mixit.py', f'--n_layer={L} --mixit_sink_head=False')
+               for L in (8, 16)]),
+    'heads': ('heads', [(f'heads_{task}_mixit_{H}', config, f'--n_head={H}')      # up to heads of width 1
+                        for task, config, width in (('dyck1', 'config/cpu/dyck1_mixit.py', 128),
+                                                    ('decimal_addition', 'config/cpu/table5_mixit.py', 64))
+                        for H in (4, 16, 64, 128) if H <= width]),
     'mmax': ('m_max', [(f'mmax_{v}_{m}', f'config/cpu/retrieval_{v}.py', f'--retrieval_m_max={m} --max_iters=1000')
                        for v in VARIANTS for m in (2, 4, 8, 16)]),
     'covariance': ('layers', [(f'covariance_{v}_{L}', f'config/cpu/table6_{v}.py', f'--n_layer={L}')

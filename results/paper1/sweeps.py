@@ -44,7 +44,9 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                                                     ('decimal_addition', 'config/cpu/table5_mixit.py', 64))
                         for H in (4, 16, 64, 128) if H <= width]),
     'mmax': ('m_max', [(f'mmax_{v}_{m}', f'config/cpu/retrieval_{v}.py', f'--retrieval_m_max={m} --max_iters=1000')
-                       for v in VARIANTS for m in (2, 4, 8, 16)]),
+                       for v in VARIANTS for m in (2, 4, 8, 16)] +
+             [('mmax_standard_3000steps_16', 'config/cpu/retrieval_standard.py',
+               '--retrieval_m_max=16 --max_iters=3000')]),
     'covariance': ('layers', [(f'covariance_{v}_{L}', f'config/cpu/table6_{v}.py', f'--n_layer={L}')
                               for v in ('random', 'mixit') for L in (2, 4, 8, 16)] +
                    [(f'covariance_mixit_nosink_{L}', 'config/cpu/table6_mixit.py', f'--n_layer={L} --mixit_sink_head=False')

@@ -7,7 +7,7 @@ speedup its FLOP count predicts.
     python bench.py --variants=standard,frozen_qk,frozen_mlp,mixit --batch_size=1
     python bench.py --compile=False --dtype=float32                # nanoGPT's way on a CPU: fp32 eager
     python bench.py config/fineweb_mixit.py --device=cuda --json_out=out/bench.json
-    python bench.py --against=hf --rounds=5 --iters=10   # beside Hugging Face's LlamaForCausalLM (pip install transformers)
+    python bench.py --against=hf --rounds=5                        # beside Hugging Face's LlamaForCausalLM
 
 --against=hf adds Hugging Face's LlamaForCausalLM with the standard variant's shape (bench.hf_llama), trained
 by the same step with torch's AdamW, and prints each model's tokens/s over its (and, on a GPU, peak memory).

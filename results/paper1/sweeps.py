@@ -34,9 +34,11 @@ PREFIX = 'OMP_NUM_THREADS=1 python train.py'
 # width 1 have near-zero frozen scores: every head averages its prefix), a larger lr and longer training
 RANDOM_H4 = '--n_head=4 --qk_init_std=0.08 --learning_rate=1e-2 --max_iters=3000 --eval_interval=500'
 SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
-    'depth': ('layers', [(f'depth_mixit_{L}', 'config/cpu/table5_mixit.py', f'--n_layer={L}') for L in (2, 4, 8, 16)] +
+    'depth': ('layers', [(f'depth_mixit_{L}', 'config/cpu/table5_mixit.py', f'--n_layer={L}')
+                         for L in (2, 4, 8, 16)] +
               [(f'depth_random_{L}', 'config/cpu/table5_random.py', f'--n_layer={L}') for L in (2, 4)] +
-              [(f'depth_random_h4_{L}', 'config/cpu/table5_random.py', f'--n_layer={L} {RANDOM_H4}') for L in (2, 4, 8)] +
+              [(f'depth_random_h4_{L}', 'config/cpu/table5_random.py', f'--n_layer={L} {RANDOM_H4}')
+               for L in (2, 4, 8)] +
               [(f'depth_mixit_nosink_{L}', 'config/cpu/table5_mixit.py', f'--n_layer={L} --mixit_sink_head=False')
                for L in (8, 16)]),
     'heads': ('heads', [(f'heads_{task}_mixit_{H}', config, f'--n_head={H}')      # up to heads of width 1
@@ -49,8 +51,8 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                '--retrieval_m_max=16 --max_iters=3000')]),
     'covariance': ('layers', [(f'covariance_{v}_{L}', f'config/cpu/table6_{v}.py', f'--n_layer={L}')
                               for v in ('random', 'mixit') for L in (2, 4, 8, 16)] +
-                   [(f'covariance_mixit_nosink_{L}', 'config/cpu/table6_mixit.py', f'--n_layer={L} --mixit_sink_head=False')
-                    for L in (2, 4, 8, 16)]),
+                   [(f'covariance_mixit_nosink_{L}', 'config/cpu/table6_mixit.py',
+                     f'--n_layer={L} --mixit_sink_head=False') for L in (2, 4, 8, 16)]),
     'lm': ('seed', [(f'lm_{v}_{seed}', f'config/cpu/wikitext_{v}.py', f'--seed={seed}')
                     for v in VARIANTS for seed in (1, 2, 3)]),
 }
@@ -174,17 +176,20 @@ def table():
         print(f"\n{sweep}: {UNITS.get(sweep, 'test accuracy %')}\n")
         print(f"| {sweep} | " + ' | '.join(f"{knob} = {v}" for v in values) + (' | mean ± sd |' if seeds else ' |'))
         print('|' + '---|' * (len(values) + 1 + seeds))
+        def row(label, cells):
+            print(f"| {label} | " + ' | '.join(cells) + ' |')
+
         for name, runs in rows.items():
             cells = [f"{metric(sweep, runs[v]):.{digits}f}" if v in runs else '' for v in values]
             if seeds:
-                cells.append('{:.{d}f} ± {:.{d}f}'.format(*mean_sd([metric(sweep, r) for r in runs.values()]), d=digits))
-            print(f"| {name} | " + ' | '.join(cells) + ' |')
+                m, sd = mean_sd([metric(sweep, r) for r in runs.values()])
+                cells.append(f"{m:.{digits}f} ± {sd:.{digits}f}")
+            row(name, cells)
             if sweep == 'covariance':                 # the same models at their initialisation
-                print(f"| {name}, at init | " + ' | '.join(
-                    f"{100 * runs[v]['covariance']['init']['covariance']:.2f}" if v in runs else '' for v in values) + ' |')
+                row(f"{name}, at init", [f"{100 * runs[v]['covariance']['init']['covariance']:.2f}" if v in runs
+                                         else '' for v in values])
             if name in paper:
-                print(f"| {name}, paper | " + ' | '.join(f"{paper[name][v]}" if v in paper[name] else ''
-                                                         for v in values) + ' |')
+                row(f"{name}, paper", [f"{paper[name][v]}" if v in paper[name] else '' for v in values])
     return 0
 
 

@@ -202,8 +202,12 @@ def plot(out='assets/paper1_sweeps.png'):   # where the figure goes
     done = [s for s in SWEEPS if series(s)]
     if not done:
         fail("no sweep has runs under results/paper1/ yet")
-    fig, axes = plt.subplots(1, len(done), figsize=(4.2 * len(done), 3.4), squeeze=False)
-    for ax, sweep in zip(axes[0], done):
+    cols = min(3, len(done))
+    rows = -(-len(done) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.6 * rows), squeeze=False)
+    for ax in axes.flat[len(done):]:
+        ax.axis('off')
+    for ax, sweep in zip(axes.flat, done):
         if SWEEPS[sweep][0] == 'seed':               # one point per series: the mean, and the seeds' spread
             names = list(series(sweep))
             stats = [mean_sd([metric(sweep, r) for r in series(sweep)[n].values()]) for n in names]

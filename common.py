@@ -4,6 +4,7 @@ checkpoint, the device and dtype that 'auto' resolves to, and the CPU's matmul p
 """
 
 import ctypes
+import functools
 import os
 import time
 from dataclasses import fields
@@ -163,7 +164,13 @@ def peak_flops(device, device_type, dtype, cpu_n=1024):
 def cpu_matmul_flops(dtype, n=4096, reps=5):
     """FLOP/s of the fastest of reps (n, n) @ (n, n) matmuls in dtype (a torch.dtype) on the CPU, with torch's
     current number of threads, after one untimed matmul: bench.py's CPU peak for MFU (n = 4096: 0.1-0.7 s per
-    matmul on 2 cores)."""
+    matmul on 2 cores). Measured once per process for each (dtype, n, reps, threads): train.py's dtype=auto
+    probe and its MFU peak time the same 1024^3 matmul."""
+    return _cpu_matmul_flops(dtype, n, reps, torch.get_num_threads())
+
+
+@functools.lru_cache(maxsize=None)
+def _cpu_matmul_flops(dtype, n, reps, threads):   # threads: part of the cache key only
     a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
     a @ b
     best = float('inf')

@@ -85,15 +85,20 @@ def read_run(name):
     return final
 
 
+def split_name(sweep, name):
+    """(series, value) of a run of sweep: its name without the sweep and the value (e.g. 'frozen_qk', 16)."""
+    rest, value = name[len(sweep) + 1:].rsplit('_', 1)
+    return rest, int(value)
+
+
 def series(sweep):
-    """{series name: {value: final record}} of a sweep's runs that have logs; the series is the run name
-    without its sweep and value (e.g. 'frozen_qk', 'dyck1_mixit')."""
+    """{series name: {value: final record}} of a sweep's runs that have logs (split_name)."""
     out = {}
     for name, _, _ in SWEEPS[sweep][1]:
-        rest, value = name[len(sweep) + 1:].rsplit('_', 1)
         final = read_run(name)
         if final is not None:
-            out.setdefault(rest, {})[int(value)] = final
+            rest, value = split_name(sweep, name)
+            out.setdefault(rest, {})[value] = final
     return out
 
 
@@ -101,8 +106,7 @@ def parse_name(name):
     """(sweep, series, value) of a sweep run's folder name, or None."""
     for sweep, (_, runs) in SWEEPS.items():
         if any(name == run for run, _, _ in runs):
-            rest, value = name[len(sweep) + 1:].rsplit('_', 1)
-            return sweep, rest, int(value)
+            return (sweep, *split_name(sweep, name))
     return None
 
 

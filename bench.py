@@ -154,12 +154,19 @@ if rounds < 1 or iters % rounds:
 grad_accum = batch_size // micro_batch_size
 
 
+def model_config(name):
+    """The GPTConfig of a timed variant: the shape's keys with variant=name (Hugging Face's model: standard's).
+    Raises ValueError for an impossible shape."""
+    cfg = {k: config[k] for k in GPTConfig.__dataclass_fields__}
+    return GPTConfig(**dict(cfg, variant='standard' if name == HF else name))
+
+
 def hf_llama():
     """Hugging Face's LlamaForCausalLM with the standard variant's shape: the same width, depth, heads, MLP width
     (4 n_embd, gated SiLU), RMSNorm eps, rotary embeddings, biases and an untied head; attention through
     PyTorch's scaled_dot_product_attention ('sdpa'), as ours. Its loss shifts its labels itself, so its step is
     given labels = inputs and predicts the same number of tokens less one."""
-    c = GPTConfig(**{k: config[k] for k in GPTConfig.__dataclass_fields__ if k != 'variant'})
+    c = model_config(HF)
     hf_config = transformers.LlamaConfig(
         vocab_size=c.vocab_size, hidden_size=c.n_embd, intermediate_size=4 * c.n_embd, num_hidden_layers=c.n_layer,
         num_attention_heads=c.n_head, num_key_value_heads=c.n_head, max_position_embeddings=c.block_size,
@@ -177,10 +184,8 @@ def memory_estimate(name):
     bytes per token and vocabulary entry, + 2 under autocast). An upper estimate: at paper 1's LM shape
     (python bench.py) it gives 15.5 GiB fp32 and 11.8 GiB bf16 where docs/performance.md measured 14.0 GiB
     (fp32 eager) and 6.2 GiB (bf16 compiled)."""
-    cfg = {k: config[k] for k in GPTConfig.__dataclass_fields__}
-    cfg.update(variant='standard' if name == HF else name)
     with torch.device('meta'):                   # shapes only: nothing allocated
-        model = GPT(GPTConfig(**cfg))
+        model = GPT(model_config(name))
     trainable, total = model.num_params()
     buffers = sum(b.numel() * b.element_size() for b in model.buffers())
     act = 4 if dtype == 'float32' else 2
@@ -250,11 +255,9 @@ def peak_memory():
 def setup(name):
     """Model, optimizer, step function and per-step data for one variant; runs the untimed warm-up steps."""
     torch.manual_seed(seed)
-    cfg = {k: config[k] for k in GPTConfig.__dataclass_fields__}
-    cfg.update(variant='standard' if name == HF else name)
     try:
         with torch.device('meta') if name == HF else nullcontext():    # for Hugging Face's: the FLOP count only
-            ours = GPT(GPTConfig(**cfg))
+            ours = GPT(model_config(name))
     except ValueError as e:
         fail(e)
     flops_per_token = ours.flops_per_token(T)          # Hugging Face's model: the same matmuls as standard

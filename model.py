@@ -274,18 +274,25 @@ class ChunkedHeadLoss(torch.autograd.Function):
     """Mean cross-entropy of the logits scale * x W^T against targets, a chunk of rows at a time, with the
     gradients of x and W formed in the same pass: no (N, vocab_size) logits tensor outlives its chunk, and
     nothing is recomputed. x: (N, C); W: (V, C); targets: (N,) ids, -1 where not scored; chunk: rows per
-    chunk. Returns the loss in nats per scored row (0 when none is scored)."""
+    chunk. When the rows span more than one chunk (eager mode), rows without a target are dropped before the
+    head: a classification batch with one label per text then costs one row per text, not one per token.
+    Returns the loss in nats per scored row (0 when none is scored)."""
 
     @staticmethod
     def forward(ctx, x, weight, targets, scale, chunk):
         scored_all = targets >= 0
+        rows = None
+        if x.shape[0] > chunk and not torch.compiler.is_compiling():
+            rows = scored_all.nonzero().squeeze(1)
+            rows = None if len(rows) == x.shape[0] else rows
+        xs, ts = (x, targets) if rows is None else (x[rows], targets[rows])
         dtype = torch.promote_types(x.dtype, torch.float32)               # bf16/fp16 logits: the loss in fp32
         denom = scored_all.sum().clamp(min=1).to(dtype)
         loss = torch.zeros((), dtype=dtype, device=x.device)
-        grad_x = torch.empty_like(x) if ctx.needs_input_grad[0] else None
+        grad_x = torch.empty_like(xs) if ctx.needs_input_grad[0] else None
         grad_w = torch.zeros_like(weight, dtype=dtype) if ctx.needs_input_grad[1] else None
-        for i in range(0, x.shape[0], chunk):
-            xc, t, scored = x[i:i + chunk], targets[i:i + chunk].clamp(min=0), scored_all[i:i + chunk]
+        for i in range(0, xs.shape[0], chunk):
+            xc, t, scored = xs[i:i + chunk], ts[i:i + chunk].clamp(min=0), ts[i:i + chunk] >= 0
             logits = (xc @ weight.t()).to(dtype)
             if scale != 1.0:
                 logits *= scale
@@ -297,6 +304,8 @@ class ChunkedHeadLoss(torch.autograd.Function):
                 grad_x[i:i + chunk] = g @ weight.to(g.dtype)
             if grad_w is not None:
                 torch.addmm(grad_w, g.t(), xc.to(g.dtype), out=grad_w)           # accumulate in place
+        if grad_x is not None and rows is not None:
+            grad_x = torch.zeros_like(x).index_copy_(0, rows, grad_x)
         ctx.save_for_backward(grad_x, grad_w)
         ctx.weight_dtype = weight.dtype
         return loss / denom
@@ -397,18 +406,25 @@ class GPT(nn.Module):
             x = block(x, rope)
         return probs
 
-    def forward(self, idx, targets=None):
+    def forward(self, idx, targets=None, scored_only=False):
         """idx: (B, T) token ids, T <= block_size; targets: (B, T) ids with -1 at positions that are not
         scored. Returns (logits, loss): loss is the mean cross-entropy in nats over scored positions (None
         without targets); logits are (B, 1, V) for the last position without targets, (B, T, V) with targets,
         except in training mode with gradients enabled: there logits is None, the loss comes from
-        ChunkedHeadLoss, and no (B, T, V) tensor is made."""
+        ChunkedHeadLoss, and no (B, T, V) tensor is made. scored_only (with targets, outside training):
+        logits (n_scored, V) at the positions where targets >= 0 only, in row-major order, so that a task
+        scoring one position per text evaluates the output layer once per text."""
         x, rope = self.embed(idx)
         for block in self.blocks():
             x = block(x, rope)
         x = self.transformer.ln_f(x)
         if targets is None:
             return self.head(x[:, [-1], :]), None
+        if scored_only and not (self.training and torch.is_grad_enabled()):
+            scored = targets >= 0
+            logits = self.head(x[scored])
+            upcast = logits if logits.dtype == torch.float64 else logits.float()
+            return logits, F.cross_entropy(upcast, targets[scored])
         if self.training and torch.is_grad_enabled():   # the loss for backward without a (B, T, V) logits tensor
             chunk = max(1, LOSS_CHUNK // self.config.vocab_size)
             loss = ChunkedHeadLoss.apply(x.flatten(0, 1), self.lm_head.weight, targets.reshape(-1), self.head_scale,
@@ -423,9 +439,10 @@ class GPT(nn.Module):
         """Logits (..., vocab_size) from the final hidden states x (..., n_embd)."""
         return self.lm_head(x) if self.head_scale == 1.0 else self.head_scale * self.lm_head(x)
 
-    def flops_per_token(self, T):
+    def flops_per_token(self, T, scored=1.0):
         """Model FLOPs of one training step (forward + backward) per token at sequence length T: matmuls only,
-        nothing recomputed; for MFU multiply by tokens/s (FLOP/s). A linear in -> out costs 2*in*out forward,
+        nothing recomputed; for MFU multiply by tokens/s (FLOP/s). The output layer counts at the share `scored`
+        of tokens that have a target (ChunkedHeadLoss skips the others; 1 for language modeling). A linear in -> out costs 2*in*out forward,
         2*in*out for its input gradient (every variant trains wte, so input gradients are always needed) and
         2*in*out for its weight gradient only when the weight is trainable. Attention is causal and counted as
         the work it needs: the token at position t (1-based) attends to t positions, (T+1)/2 on average. Softmax:
@@ -447,7 +464,7 @@ class GPT(nn.Module):
             if block.mlp is not None:
                 flops += sum(linear(m) for m in (block.mlp.c_gate, block.mlp.c_up, block.mlp.c_proj))
         flops *= self.config.n_layer if self.config.looped else 1     # looped: one block applied n_layer times
-        return flops + linear(self.lm_head)
+        return flops + scored * linear(self.lm_head)
 
     def configure_optimizers(self, weight_decay, learning_rate, betas, device_type):
         """AdamW over trainable parameters only; weight decay on the >= 2-D ones (matrices, embeddings)."""

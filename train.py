@@ -351,10 +351,11 @@ def evaluate():
     for i in range(lo, hi, eval_batch_size):
         x, y = map(to_device, crop(x_all[i:min(i + eval_batch_size, hi)], y_all[i:min(i + eval_batch_size, hi)]))
         with autocast:
-            logits, _ = eval_model(x, y)
-        loss_sum += F.cross_entropy(logits.to(loss_dtype).flatten(0, 1), y.flatten(), ignore_index=-1,
-                                    reduction='sum').item()
-        for name, (num, den) in data.score(logits.argmax(-1).cpu().numpy(), y.cpu().numpy()).items():
+            logits, _ = eval_model(x, y, scored_only=True)     # (n_scored, V): the head only where y >= 0
+        scored = y >= 0
+        loss_sum += F.cross_entropy(logits.to(loss_dtype), y[scored], reduction='sum').item()
+        pred = torch.full_like(y, -1).masked_scatter_(scored, logits.argmax(-1))
+        for name, (num, den) in data.score(pred.cpu().numpy(), y.cpu().numpy()).items():
             counts[name] = (counts.get(name, (0, 0))[0] + num, counts.get(name, (0, 0))[1] + den)
     names = sorted(counts) if counts else sorted(data.score(y_all[:1], y_all[:1]))
     n_scored = int((y_all >= 0).sum())
@@ -369,9 +370,8 @@ def evaluate():
         if i % world_size == rank:
             x, y = to_device(x), to_device(y)
             with autocast:
-                logits, _ = eval_model(x, y)
-            train_loss += F.cross_entropy(logits.to(loss_dtype).flatten(0, 1), y.flatten(), ignore_index=-1).item() \
-                / eval_iters
+                logits, _ = eval_model(x, y, scored_only=True)
+            train_loss += F.cross_entropy(logits.to(loss_dtype), y[y >= 0]).item() / eval_iters
     metrics['train_loss'] = all_reduce_sum([train_loss])[0]
     eval_model.train()
     return metrics
@@ -447,7 +447,9 @@ def cut_log(name, last_iter):
 # ----------------------------------------------------------------------------- training loop
 n_trainable, n_total = raw_model.num_params()
 evaluates = lambda it: it % eval_interval == 0 or it == max_iters
-flops_per_token = raw_model.flops_per_token(T)     # MFU on the log line: model FLOPs / (processes x device peak)
+# MFU on the log line: model FLOPs / (processes x device peak), the output layer at the evaluation set's share of
+# scored tokens
+flops_per_token = raw_model.flops_per_token(T, scored=float((data.eval_set()[1] >= 0).mean()))
 peak, peak_source = peak_flops(device, device_type, dtype)
 if master:
     try:

@@ -42,6 +42,7 @@ HAND = {
 @pytest.mark.parametrize('variant', VARIANTS)
 def test_flops_per_token_hand_count(variant):
     assert tiny(variant).flops_per_token(8) == HAND[variant]
+    assert tiny(variant).flops_per_token(8, scored=0.25) == HAND[variant] - 0.75 * 3072   # the head at 1 token in 4
 
 
 @pytest.mark.parametrize('variant', VARIANTS)

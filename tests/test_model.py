@@ -310,10 +310,15 @@ def test_chunked_loss_equals_the_plain_cross_entropy(variant, monkeypatch):
         torch.testing.assert_close(grads[name], g, rtol=1e-5, atol=1e-5 * g.abs().max().item())
 
 
-def test_chunked_loss_compiled_and_with_nothing_scored():
+def test_chunked_loss_compiled_and_with_nothing_scored(monkeypatch):
+    """Compiled, every row goes through the head; eager, the unscored rows are dropped first: same loss and
+    gradients. With no target at all the loss is 0."""
+    import model as model_py
+    monkeypatch.setattr(model_py, 'LOSS_CHUNK', 37 * 5)               # 5 rows per chunk
     torch.manual_seed(0)
     gpt = tiny('standard', vocab_size=37, block_size=8)
     x, y = torch.randint(0, 37, (2, 8)), torch.randint(0, 37, (2, 8))
+    y[:, ::2] = -1
     _, eager, grads = loss_and_grads(gpt, x, y, train=True)
     _, compiled, compiled_grads = loss_and_grads(torch.compile(gpt), x, y, train=True)
     assert abs(compiled - eager) <= 1e-5 * eager
@@ -322,6 +327,19 @@ def test_chunked_loss_compiled_and_with_nothing_scored():
     gpt.train()
     _, loss = gpt(x, torch.full_like(y, -1))
     assert loss.item() == 0.0
+
+
+def test_scored_only_logits_are_the_full_logits_at_scored_positions():
+    torch.manual_seed(0)
+    gpt = tiny('mixit', vocab_size=37, block_size=8).eval()
+    x, y = torch.randint(0, 37, (3, 8)), torch.full((3, 8), -1)
+    y[0, 7], y[1, 2], y[1, 5] = 4, 9, 36
+    with torch.no_grad():
+        full, loss = gpt(x, y)
+        scored, scored_loss = gpt(x, y, scored_only=True)
+    assert scored.shape == (3, 37)
+    torch.testing.assert_close(scored, full[y >= 0])
+    torch.testing.assert_close(scored_loss, loss)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason='needs CUDA')

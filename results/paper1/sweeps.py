@@ -8,6 +8,7 @@ covariance.json from `sde.py covariance`).
     mmax        Fig. 2:   retrieval accuracy against m_max for the four variants
     covariance  Table 6:  last-layer token covariance of random and MixiT language models by depth
     lm          Tables 2, 9: WikiText-2 test log-perplexity of the four variants over 3 seeds
+    imdb        Table 3:  sentiment of whole IMDb reviews, test accuracy of the four variants over 3 seeds
 
     python results/paper1/sweeps.py list                      # every run, and whether its log is here
     python results/paper1/sweeps.py run --sweep=depth         # train the runs that have no log yet, one at a time
@@ -55,6 +56,8 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                      f'--n_layer={L} --mixit_sink_head=False') for L in (2, 4, 8, 16)]),
     'lm': ('seed', [(f'lm_{v}_{seed}', f'config/cpu/wikitext_{v}.py', f'--seed={seed}')
                     for v in VARIANTS for seed in (1, 2, 3)]),
+    'imdb': ('seed', [(f'imdb_{v}_{seed}', f'config/cpu/imdb_{v}.py', f'--seed={seed}')
+                      for v in VARIANTS for seed in (1, 2, 3)]),
 }
 # paper 1's numbers: Table 5 (decimal addition accuracy %), Table 11 (MixiT accuracy %, width 512), Table 6
 # (token covariance, units of 1e-2); Fig. 2 is a plot without printed values
@@ -134,7 +137,7 @@ def list_runs():
     return 0
 
 
-def run(sweep='',       # the sweep to run: depth, heads, mmax or covariance
+def run(sweep='',       # the sweep to run: depth, heads, mmax, covariance, lm or imdb
         only=''):       # comma-separated run names within it ('' = all)
     """Train a sweep's runs that have no log here, one at a time, and keep their logs and commands."""
     if sweep not in SWEEPS:
@@ -217,7 +220,7 @@ def plot(out='assets/paper1_sweeps.png'):   # where the figure goes
             stats = [mean_sd([metric(sweep, r) for r in series(sweep)[n].values()]) for n in names]
             ax.errorbar(range(len(names)), [m for m, _ in stats], yerr=[sd for _, sd in stats], fmt='o', capsize=4)
             ax.set_xticks(range(len(names)), names, fontsize=8)
-            ax.set_ylabel(UNITS[sweep])
+            ax.set_ylabel(UNITS.get(sweep, 'test accuracy %'))
             ax.set_title(f'{sweep}: mean ± sd over seeds')
             continue
         for i, (name, runs) in enumerate(series(sweep).items()):

@@ -1,7 +1,8 @@
-# Paper 3's one-shot Omniglot run on one CPU thread: the paper's model (N=512, G=128, L=2 x H=4) in the authors'
-# parametrisation, Adam 3e-4, batch 128, trained for as many steps as 29 minutes of wall clock allow (the paper:
-# 41,250), the best checkpoint on validation characters; theory with P=600 and the paper's N and tau grids.
-# OMP_NUM_THREADS=1 python bayes_paths.py oneshot config/oneshot_cpu.py
+# Paper 3's one-shot Omniglot run on a 2-core CPU: the paper's model (N=512, G=128, L=2 x H=4) in the authors'
+# parametrisation, Adam 3e-4, batch 128, the paper's 41,250 steps (25.5 minutes on two threads; gd_max_minutes
+# stops it earlier on a slower machine), the best checkpoint on validation characters; theory with P=600 and the
+# paper's N and tau grids.
+# OMP_NUM_THREADS=2 python bayes_paths.py oneshot config/oneshot_cpu.py
 n_embd = 512
 qk_dim = 128
 heads = 4

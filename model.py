@@ -442,13 +442,13 @@ class GPT(nn.Module):
     def flops_per_token(self, T, scored=1.0):
         """Model FLOPs of one training step (forward + backward) per token at sequence length T: matmuls only,
         nothing recomputed; for MFU multiply by tokens/s (FLOP/s). The output layer counts at the share `scored`
-        of tokens that have a target (ChunkedHeadLoss skips the others; 1 for language modeling). A linear in -> out costs 2*in*out forward,
-        2*in*out for its input gradient (every variant trains wte, so input gradients are always needed) and
-        2*in*out for its weight gradient only when the weight is trainable. Attention is causal and counted as
-        the work it needs: the token at position t (1-based) attends to t positions, (T+1)/2 on average. Softmax:
-        S = q k^T, y = P v forward; dP, dv, dq, dk backward. MixiT: y = A v forward, dv = A^T dy backward (A is a
-        fixed buffer: no dA, no q, k or scores). Embeddings, norms, activations, rotary, loss, optimizer: not
-        counted."""
+        of tokens that have a target (ChunkedHeadLoss skips the others; 1 for language modeling).
+        A linear in -> out costs 2*in*out forward, 2*in*out for its input gradient (every variant trains wte, so
+        input gradients are always needed) and 2*in*out for its weight gradient only when the weight is
+        trainable. Attention is causal and counted as the work it needs: the token at position t (1-based)
+        attends to t positions, (T+1)/2 on average. Softmax: S = q k^T, y = P v forward; dP, dv, dq, dk
+        backward. MixiT: y = A v forward, dv = A^T dy backward (A is a fixed buffer: no dA, no q, k or scores).
+        Embeddings, norms, activations, rotary, loss, optimizer: not counted."""
         def linear(m):
             return 2 * m.in_features * m.out_features * (3 if m.weight.requires_grad else 2)
 

@@ -250,6 +250,13 @@ def test_sentiment_batching_and_padding(enc, tmp_path):
     pred = np.where(y >= 0, np.array([[0], [0]]), 7)
     assert task.score(pred, y)['acc'] == (1, 2)                  # accuracy counts the label positions only
 
+    lx, ly = tasks.make_task('sentiment', data_dir=data, block_size=T, padding='left').test
+    for row, k, label in zip(range(2), n, (0, 1)):               # the authors': every text ends at position T-1
+        assert lx[row, T - k:].tolist() == ids[row][:k] and (lx[row, :T - k] == enc.eot_token).all()
+        assert ly[row].tolist() == [-1] * (T - 1) + [label]
+    with pytest.raises(ValueError, match='padding'):
+        tasks.make_task('sentiment', data_dir=data, block_size=T, padding='middle')
+
 
 def test_errors_are_one_line(tmp_path, capsys):
     (tmp_path / 'bad.txt').write_text('positive this has no integer label\n')

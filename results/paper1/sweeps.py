@@ -57,7 +57,9 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
     'lm': ('seed', [(f'lm_{v}_{seed}', f'config/cpu/wikitext_{v}.py', f'--seed={seed}')
                     for v in VARIANTS for seed in (1, 2, 3)]),
     'imdb': ('seed', [(f'imdb_{v}_{seed}', f'config/cpu/imdb_{v}.py', f'--seed={seed}')
-                      for v in VARIANTS for seed in (1, 2, 3)]),
+                      for v in VARIANTS for seed in (1, 2, 3)] +
+             [('imdb_mixit_leftpad_1', 'config/cpu/imdb_mixit.py', '--seed=1 --sentiment_padding=left'),
+              ('imdb_mixit_1200steps_1', 'config/cpu/imdb_mixit.py', '--seed=1 --max_iters=1200 --eval_interval=300')]),
 }
 # paper 1's numbers: Table 5 (decimal addition accuracy %), Table 11 (MixiT accuracy %, width 512), Table 6
 # (token covariance, units of 1e-2); Fig. 2 is a plot without printed values

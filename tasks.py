@@ -946,14 +946,14 @@ def crop_unscored(x, y):
 
 
 def sentiment(seed=0, fixed_train=False, n_train=None, n_test=0, data_dir=os.path.join(DATA_DIR, 'yelp'),
-              block_size=256, compact_vocab=False, padding='right'):
+              block_size=256, compact_vocab=False, padding='left'):
     """Text classification (paper 1, Table 3, Yelp polarity): a text's first block_size tokens, padded with
     <|endoftext|>; the target at its last (non-pad) token is the label as a token id (0 negative, 1 positive;
-    every other target -1). padding 'right': the text from position 0; 'left': the text ends at position
-    block_size - 1, as in the authors' classifier (the Llama tokenizer pads on the left), so every label sits at
-    the same position. Metric: accuracy over the test split (n_test > 0: a seeded random subset of that size).
-    The test set is sorted by length so right-padded evaluation batches crop well (crop_unscored). compact_vocab:
-    as lm, with the label ids kept. Training draws texts uniformly from the training split (with replacement).
+    every other target -1). padding 'left': the text ends at position block_size - 1, so every label sits at the
+    last position, as in the authors' classifier (the Llama tokenizer pads on the left); 'right': the text from
+    position 0. Metric: accuracy over the test split (n_test > 0: a seeded random subset of that size). The test
+    set is sorted by length so right-padded evaluation batches crop well (crop_unscored). compact_vocab: as lm,
+    with the label ids kept. Training draws texts uniformly from the training split (with replacement).
     fixed_train and n_train are accepted for a uniform interface and unused. Raises DataError."""
     if padding not in ('right', 'left'):
         raise ValueError(f"sentiment_padding must be 'right' or 'left', got {padding!r}")

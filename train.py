@@ -87,7 +87,7 @@ lm_compact_vocab = False        # relabel the ids that occur to 0..K-1: a K-way 
 sentiment_data_dir = 'data/yelp'
 sentiment_block_size = 256      # texts truncated / padded to this; the label is the target at the last token
 sentiment_compact_vocab = False
-sentiment_padding = 'right'     # 'left': every text ends at the last position (the authors' classifier)
+sentiment_padding = 'left'      # every text ends at the last position (the authors' classifier); or 'right'
 # ----------------------------------------------------------------------------- model (model.py)
 declare(globals(), GPTConfig, n_layer=2, n_head=4, n_embd=128)   # every GPTConfig field is a key (--help)
 block_size = 0                  # 0: the task's sequence length

@@ -2,7 +2,8 @@
 # python tasks.py prepare yelp                   (once: fancyzhx/yelp_polarity, 560,000 train / 38,000 test -> data/yelp)
 # torchrun --standalone --nproc_per_node=8 train.py config/yelp_mixit.py
 # 256 sequences/iter = 32 micro-batch x 1 accum x 8 GPUs (1 GPU: the same batch, 8x the accumulation)
-# reviews truncated / padded to 256 tokens; the label is the target at a review's last token
+# reviews truncated to 256 tokens and padded on the left (the authors' classifier): the label is the target at
+# the last position
 # Hyperparameters: paper 1 Table 8 (the best found for MixiT, used for every variant here).
 # Table 7 grid searched per architecture: layers [4, 8], width [512, 1024], heads [4, 8, 16, 64], lr [1e-3, 5e-4, 1e-4], batch [256, 512, 1024].
 # Steps: not given by the paper; 10,000 here (~4.6 passes over the training reviews). Warmup: 200.

@@ -231,7 +231,7 @@ def test_sentiment_batching_and_padding(enc, tmp_path):
     assert enc.decode(tokens[start:end].tolist()) == "the old house is near the river but they do n't know"
 
     T = 6
-    task = tasks.make_task('sentiment', data_dir=data, block_size=T)
+    task = tasks.make_task('sentiment', data_dir=data, block_size=T, padding='right')
     x, y = task.test                                             # sorted by length: 'bad', then 'good good'
     ids = [enc.encode_ordinary(t) for t in ('bad', 'good good')]
     n = [min(len(i), T) for i in ids]
@@ -250,8 +250,8 @@ def test_sentiment_batching_and_padding(enc, tmp_path):
     pred = np.where(y >= 0, np.array([[0], [0]]), 7)
     assert task.score(pred, y)['acc'] == (1, 2)                  # accuracy counts the label positions only
 
-    lx, ly = tasks.make_task('sentiment', data_dir=data, block_size=T, padding='left').test
-    for row, k, label in zip(range(2), n, (0, 1)):               # the authors': every text ends at position T-1
+    lx, ly = tasks.make_task('sentiment', data_dir=data, block_size=T).test
+    for row, k, label in zip(range(2), n, (0, 1)):               # the default, the authors': text ends at T-1
         assert lx[row, T - k:].tolist() == ids[row][:k] and (lx[row, :T - k] == enc.eot_token).all()
         assert ly[row].tolist() == [-1] * (T - 1) + [label]
     with pytest.raises(ValueError, match='padding'):

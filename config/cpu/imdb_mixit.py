@@ -10,6 +10,7 @@ task = 'sentiment'
 sentiment_data_dir = 'data/imdb'
 sentiment_block_size = 256
 sentiment_compact_vocab = True
+sentiment_padding = 'right'     # texts from position 0: test batches crop their trailing pads
 n_test = 2000
 variant = 'mixit'
 n_layer = 4

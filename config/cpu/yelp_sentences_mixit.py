@@ -11,6 +11,7 @@ task = 'sentiment'
 sentiment_data_dir = 'data/yelp_sentences'
 sentiment_block_size = 64
 sentiment_compact_vocab = True
+sentiment_padding = 'right'     # texts from position 0: test batches crop their trailing pads
 n_test = 4000
 variant = 'mixit'
 n_layer = 4

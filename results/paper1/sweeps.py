@@ -192,7 +192,7 @@ def table():
             cells = [f"{metric(sweep, runs[v]):.{digits}f}" if v in runs else '' for v in values]
             if seeds:
                 m, sd = mean_sd([metric(sweep, r) for r in runs.values()])
-                cells.append(f"{m:.{digits}f} ± {sd:.{digits}f}")
+                cells.append(f"{m:.{digits}f} ± {sd:.{digits}f}" if len(runs) > 1 else '')
             row(name, cells)
             if sweep == 'covariance':                 # the same models at their initialisation
                 row(f"{name}, at init", [f"{100 * runs[v]['covariance']['init']['covariance']:.2f}" if v in runs
@@ -221,7 +221,7 @@ def plot(out='assets/paper1_sweeps.png'):   # where the figure goes
             names = list(series(sweep))
             stats = [mean_sd([metric(sweep, r) for r in series(sweep)[n].values()]) for n in names]
             ax.errorbar(range(len(names)), [m for m, _ in stats], yerr=[sd for _, sd in stats], fmt='o', capsize=4)
-            ax.set_xticks(range(len(names)), names, fontsize=8)
+            ax.set_xticks(range(len(names)), names, fontsize=8, rotation=30, ha='right')
             ax.set_ylabel(UNITS.get(sweep, 'test accuracy %'))
             ax.set_title(f'{sweep}: mean ± sd over seeds')
             continue

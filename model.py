@@ -420,19 +420,17 @@ class GPT(nn.Module):
         x = self.transformer.ln_f(x)
         if targets is None:
             return self.head(x[:, [-1], :]), None
-        if scored_only and not (self.training and torch.is_grad_enabled()):
-            scored = targets >= 0
-            logits = self.head(x[scored])
-            upcast = logits if logits.dtype == torch.float64 else logits.float()
-            return logits, F.cross_entropy(upcast, targets[scored])
         if self.training and torch.is_grad_enabled():   # the loss for backward without a (B, T, V) logits tensor
             chunk = max(1, LOSS_CHUNK // self.config.vocab_size)
             loss = ChunkedHeadLoss.apply(x.flatten(0, 1), self.lm_head.weight, targets.reshape(-1), self.head_scale,
                                          chunk)
             return None, loss
+        if scored_only:                                 # (n_scored, n_embd): the head only where a target is
+            scored = targets >= 0
+            x, targets = x[scored], targets[scored]
         logits = self.head(x)
         upcast = logits if logits.dtype == torch.float64 else logits.float()
-        loss = F.cross_entropy(upcast.flatten(0, 1), targets.reshape(-1), ignore_index=-1)
+        loss = F.cross_entropy(upcast.reshape(-1, upcast.shape[-1]), targets.reshape(-1), ignore_index=-1)
         return logits, loss
 
     def head(self, x):

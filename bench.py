@@ -10,7 +10,7 @@ speedup its FLOP count predicts.
     python bench.py --against=hf --rounds=5                        # beside Hugging Face's LlamaForCausalLM
 
 --against=hf adds Hugging Face's LlamaForCausalLM with the standard variant's shape (bench.hf_llama), trained
-by the same step with torch's AdamW, and prints each model's tokens/s over its (and, on a GPU, peak memory).
+by the same step with torch's AdamW, and prints each model's tokens/s and peak memory over its.
 
 A step is what train.py does: grad_accum micro-batches of forward + backward under autocast, gradient
 clipping, an AdamW step over the trainable parameters, zero_grad. The data are random tokens made on the
@@ -55,10 +55,10 @@ from contextlib import nullcontext
 
 import torch
 
-from common import (check_shape, cpu_matmul_flops, keep_freed_memory, make_task, peak_flops as device_peak,
-                    resolve_device, resolve_dtype)
+from common import (ResidentPeak, check_shape, cpu_matmul_flops, keep_freed_memory, make_task,
+                    peak_flops as device_peak, release_free_memory, resident_bytes, resolve_device, resolve_dtype)
 from configurator import configure, declare, fail
-from model import GPT, GPTConfig, VARIANTS
+from model import GPT, GPTConfig, LOSS_CHUNK, VARIANTS
 
 HF = 'hf_llama'                 # Hugging Face's LlamaForCausalLM among the timed variants (--against=hf)
 
@@ -82,6 +82,8 @@ rounds = 1                      # >1: interleave the variants' timed steps in th
 peak_flops = 0.0                # FLOP/s for MFU; 0: PEAK_FLOPS for a GPU, measured on a CPU
 cpu_peak_n = 4096               # size of the square matmuls that measure a CPU's peak
 json_out = ''                   # also write the results to this file
+profile = ''                    # profile one extra step per model: print its costliest ops, and write Chrome
+                                # traces to <profile>_<variant>.json (chrome://tracing, ui.perfetto.dev)
 # ----------------------------------------------------------------------------- system
 device = 'auto'                 # auto | cpu | cuda | cuda:N
 dtype = 'auto'                  # auto | bfloat16 | float16 | float32 (auto on a CPU: its faster matmul)
@@ -152,6 +154,12 @@ if iters < 10:
 if rounds < 1 or iters % rounds:
     fail(f"rounds={rounds} must be >= 1 and divide iters={iters}")
 grad_accum = batch_size // micro_batch_size
+for path in (json_out, profile):        # before the timing: a path that cannot be written fails now
+    try:
+        if path:
+            os.makedirs(os.path.dirname(path) or '.', exist_ok=True)
+    except OSError as e:
+        fail(f"cannot create the folder of {path!r}: {e.strerror}")
 
 
 def model_config(name):
@@ -180,10 +188,9 @@ def memory_estimate(name):
     buffers; per trainable parameter a gradient and AdamW's two moments (12 bytes), plus a 16-bit copy of the
     weights under autocast; activations kept for the backward of one micro-batch of micro_batch_size * T
     tokens, (34 n_embd + n_head T) values per token and layer (Korthikanti et al. 2022, with attention
-    scores) at 2 bytes for bf16/fp16 and 4 for fp32; and the logits, their log-softmax and gradient (4 + 4 + 4
-    bytes per token and vocabulary entry, + 2 under autocast). An upper estimate: at paper 1's LM shape
-    (python bench.py) it gives 15.5 GiB fp32 and 11.8 GiB bf16 where docs/performance.md measured 14.0 GiB
-    (fp32 eager) and 6.2 GiB (bf16 compiled)."""
+    scores) at 2 bytes for bf16/fp16 and 4 for fp32; and the output layer's (model.ChunkedHeadLoss): one
+    chunk's logits and their fp32 log-softmax, and under autocast W's 16-bit copy and a chunk's W gradient
+    in 16 and 32 bits. An upper estimate (step_memory measures it)."""
     with torch.device('meta'):                   # shapes only: nothing allocated
         model = GPT(model_config(name))
     trainable, total = model.num_params()
@@ -191,9 +198,10 @@ def memory_estimate(name):
     act = 4 if dtype == 'float32' else 2
     tokens = micro_batch_size * T
     c = model.config
+    rows = min(tokens, max(1, LOSS_CHUNK // vocab_size))
     parts = dict(weights=4 * total + buffers + (2 * total if act == 2 else 0), optimizer=12 * trainable,
                  activations=tokens * c.n_layer * (34 * c.n_embd + c.n_head * T) * act,
-                 logits=tokens * vocab_size * (12 + (2 if act == 2 else 0)))
+                 head=rows * vocab_size * (act + 4) + (vocab_size * c.n_embd * 6 if act == 2 else 0))
     return sum(parts.values()), parts
 
 
@@ -244,12 +252,42 @@ def sync():
         torch.cuda.synchronize()
 
 
-def peak_memory():
-    """Bytes: CUDA max_memory_allocated since the variant's reset; CPU the process's peak resident set size so
-    far (ru_maxrss, KiB on Linux), which never decreases across the variants of one run."""
+def step_memory(run):
+    """Bytes one model's training step holds at its peak, from one extra untimed step: its weights, buffers
+    and optimizer state (counted from the tensors) plus the most the step adds on top of what was live when it
+    began (a GPU's max_memory_allocated; a CPU's sampled resident set, after giving freed heap pages back to the
+    OS). Separable between the models of one run, unlike a CPU process's peak resident set. None on a CPU
+    whose malloc keeps freed memory (the resident set then never falls) or that has no /proc."""
     if device_type == 'cuda':
-        return torch.cuda.max_memory_allocated(device)
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        sync()
+        torch.cuda.reset_peak_memory_stats(device)
+        start = torch.cuda.memory_allocated(device)
+        run['step'](warmup + len(run['times']))
+        sync()
+        return run['state_bytes'] + torch.cuda.max_memory_allocated(device) - start
+    if kept or resident_bytes() is None:
+        return None
+    gc.collect()
+    release_free_memory()
+    with ResidentPeak() as rss:
+        run['step'](warmup + len(run['times']))
+    return run['state_bytes'] + rss.peak - rss.start
+
+
+def profile_step(run, rows=20):
+    """One extra untimed step of a model under torch.profiler: prints the `rows` ops with the most self time
+    (CPU, or CUDA on a GPU) and writes the trace to <profile>_<variant>.json."""
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    if device_type == 'cuda':
+        activities.append(torch.profiler.ProfilerActivity.CUDA)
+    with torch.profiler.profile(activities=activities, record_shapes=True) as prof:
+        run['step'](warmup + len(run['times']))
+        sync()
+    path = f"{profile}_{run['variant']}.json"
+    prof.export_chrome_trace(path)
+    print(f"  {run['variant']}: one step's {rows} costliest ops (trace: {path})")
+    print(prof.key_averages().table(sort_by=f"self_{'cuda' if device_type == 'cuda' else 'cpu'}_time_total",
+                                    row_limit=rows))
 
 
 def setup(name):
@@ -286,15 +324,16 @@ def setup(name):
         optimizer.zero_grad(set_to_none=True)
         return loss.detach()
 
-    if device_type == 'cuda':
-        torch.cuda.reset_peak_memory_stats(device)
     t0 = time.perf_counter()
     for it in range(warmup):
         step(it)
     sync()
     n_trainable, n_total = sum(p.numel() for p in params), sum(p.numel() for p in raw.parameters())
+    state = [*raw.parameters(), *raw.buffers(),
+             *(v for s in optimizer.state.values() for v in s.values() if torch.is_tensor(v))]
     return dict(variant=name, step=step, times=[], cpu_times=[], losses=[], warmup_s=time.perf_counter() - t0,
-                flops_per_token=flops_per_token, trainable_params=n_trainable, params=n_total)
+                flops_per_token=flops_per_token, trainable_params=n_trainable, params=n_total,
+                state_bytes=sum(t.numel() * t.element_size() for t in state))
 
 
 def time_steps(run, n):
@@ -334,7 +373,9 @@ if rounds == 1:       # one variant at a time: only one model in memory
     for name in names:
         run = setup(name)
         time_steps(run, iters)
-        run['peak_memory'] = peak_memory()
+        run['peak_memory'] = step_memory(run)
+        if profile:
+            profile_step(run)
         results.append(run)
         del run['step']
         gc.collect()
@@ -347,7 +388,9 @@ else:
         for run in results:
             time_steps(run, iters // rounds)
     for run in results:
-        run['peak_memory'] = peak_memory()
+        run['peak_memory'] = step_memory(run)
+        if profile:
+            profile_step(run)
         del run['step']
 
 base = next((r for r in results if r['variant'] == 'standard'), None)
@@ -370,14 +413,16 @@ for r in results:
         r['fraction_of_predicted_gain'] = (r['speedup'] - 1) / gain if abs(gain) > 1e-9 else None
     r['times'] = [round(1000 * t, 3) for t in r['times']]
 
+# the process's peak: a GPU's largest allocation over the run, a CPU's largest resident set (every model's)
+process_peak = torch.cuda.max_memory_allocated(device) if device_type == 'cuda' else \
+    resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024      # KiB on Linux
 if json_out:
-    os.makedirs(os.path.dirname(json_out) or '.', exist_ok=True)
     setup_info = dict(device=device, device_name=torch.cuda.get_device_name(device) if device_type == 'cuda' else
                       'cpu', threads=torch.get_num_threads(), dtype=dtype, compile=compile,
                       **{k: config[k] for k in ('n_layer', 'n_head', 'n_embd')}, vocab_size=vocab_size, T=T, batch_size=batch_size,
                       micro_batch_size=micro_batch_size, warmup=warmup, iters=iters, rounds=rounds,
                       peak_flops=peak_flops, peak_source=peak_source, malloc_keeps_freed_memory=kept,
-                      load_avg_start=load_start, load_avg_end=os.getloadavg(),
+                      load_avg_start=load_start, load_avg_end=os.getloadavg(), process_peak_memory=process_peak,
                       torch=torch.__version__, argv=sys.argv[1:])
     with open(json_out, 'w') as f:
         json.dump(dict(setup=setup_info, results=results), f, indent=1)
@@ -387,18 +432,23 @@ print(f"{'variant':<11} {'tok/s':>9} {'ms/iter':>9} {'min-max ms':>15} {'GFLOP/t
       f"{'of gain':>7}")
 for r in results:
     mfu = f"{100 * r['mfu']:.1f}%" if r['mfu'] is not None else '-'
+    memory = f"{r['peak_memory'] / 2**30:>7.2f}Gi" if r['peak_memory'] is not None else f"{'-':>9}"
     cpu_share = f"{100 * r['cpu_share']:.0f}%" if device_type == 'cpu' else '-'
     sp = (f"{r['speedup']:.3f}x", f"{r['predicted_speedup']:.3f}x",
           f"{100 * r['fraction_of_predicted_gain']:.0f}%" if r['fraction_of_predicted_gain'] is not None else '-') \
         if base is not None else ('-', '-', '-')
     print(f"{r['variant']:<11} {r['tokens_per_s']:>9,.0f} {r['ms_per_iter']:>9.1f} "
           f"{r['ms_min']:>7.0f}-{r['ms_max']:<7.0f} {r['flops_per_token'] / 1e9:>9.4f} {r['flops_per_s'] / 1e12:>8.3f} "
-          f"{mfu:>6} {r['peak_memory'] / 2**30:>7.2f}Gi {cpu_share:>9} {sp[0]:>8} {sp[1]:>9} {sp[2]:>7}")
+          f"{mfu:>6} {memory} {cpu_share:>9} {sp[0]:>8} {sp[1]:>9} {sp[2]:>7}")
+print(f"peak mem: one model's step (weights, buffers, optimizer state and what the step adds; bench.step_memory)"
+      + (" -- not separable while malloc keeps freed memory" if kept else "")
+      + f"; the process's peak {'allocation' if device_type == 'cuda' else 'resident set'}: {process_peak / 2**30:.2f} GiB")
 hf = next((r for r in results if r['variant'] == HF), None)
 if hf is not None:
     for r in results:
         if r is not hf:
             print(f"{r['variant']} / {HF}: {r['tokens_per_s'] / hf['tokens_per_s']:.3f}x the tokens/s"
-                  + (f", {r['peak_memory'] / hf['peak_memory']:.2f}x the peak memory" if device_type == 'cuda' else ''))
+                  + (f", {r['peak_memory'] / hf['peak_memory']:.2f}x the peak memory"
+                     if r['peak_memory'] and hf['peak_memory'] else ''))
 print(f"load average (1/5/15 min) at start {' '.join(f'{x:.2f}' for x in load_start)}, at end "
       f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")

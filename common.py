@@ -1,11 +1,13 @@
 """
 What the scripts (train.py, bench.py, sample.py) share: the task and model a config describes, reading a
-checkpoint, the device and dtype that 'auto' resolves to, and the CPU's matmul peak and allocator setting.
+checkpoint, the device and dtype that 'auto' resolves to, the CPU's matmul peak and allocator setting, and the
+process's resident memory.
 """
 
 import ctypes
 import functools
 import os
+import threading
 import time
 from dataclasses import fields
 
@@ -207,3 +209,47 @@ def keep_freed_memory():
         return False
     M_TRIM_THRESHOLD, M_MMAP_MAX = -1, -4          # <malloc.h>
     return bool(libc.mallopt(M_MMAP_MAX, 0)) and bool(libc.mallopt(M_TRIM_THRESHOLD, -1))
+
+
+def resident_bytes():
+    """Bytes of this process resident in RAM now (/proc/self/statm), or None where /proc is absent."""
+    try:
+        with open('/proc/self/statm') as f:
+            return int(f.read().split()[1]) * os.sysconf('SC_PAGE_SIZE')
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class ResidentPeak:
+    """Context manager: the largest resident set (bytes) of this process while its block runs, sampled from
+    /proc/self/statm every `interval` seconds by a thread (the heavy kernels release the GIL). `start` is the
+    resident set on entry and `peak` the largest sample, so a peak shorter than the interval can be missed.
+    Linux only: needs resident_bytes() to be a number."""
+
+    def __init__(self, interval=0.002):
+        self.interval = interval
+
+    def __enter__(self):
+        self.start = self.peak = resident_bytes()
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def _sample(self):
+        while not self._done.wait(self.interval):
+            self.peak = max(self.peak, resident_bytes())
+
+    def __exit__(self, *exc):
+        self._done.set()
+        self._thread.join()
+        self.peak = max(self.peak, resident_bytes())
+
+
+def release_free_memory():
+    """CPU with glibc: give the heap's free pages back to the OS (malloc_trim), so that the resident set is what
+    is live. A no-op elsewhere."""
+    try:
+        ctypes.CDLL('libc.so.6').malloc_trim(0)
+    except (OSError, AttributeError):
+        pass

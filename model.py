@@ -118,8 +118,10 @@ def attention(Q, K, causal):
 
 
 def rotary(x, cos, sin):
-    """Rotary position embedding (Su et al. 2021), half-split as in Llama. x: (B, H, T, D); cos, sin: (T, D/2)."""
+    """Rotary position embedding (Su et al. 2021), half-split as in Llama. x: (B, H, T, D); cos, sin: (T, D/2),
+    applied in x's dtype (bf16 under autocast, as Llama's), so that q and k stay in the dtype attention takes."""
     x1, x2 = x.chunk(2, dim=-1)
+    cos, sin = cos.to(x.dtype), sin.to(x.dtype)
     return torch.cat((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)
 
 
@@ -274,36 +276,53 @@ class ChunkedHeadLoss(torch.autograd.Function):
     """Mean cross-entropy of the logits scale * x W^T against targets, a chunk of rows at a time, with the
     gradients of x and W formed in the same pass: no (N, vocab_size) logits tensor outlives its chunk, and
     nothing is recomputed. x: (N, C); W: (V, C); targets: (N,) ids, -1 where not scored; chunk: rows per
-    chunk. When the rows span more than one chunk (eager mode), rows without a target are dropped before the
-    head: a classification batch with one label per text then costs one row per text, not one per token.
+    chunk. When the rows span more than one chunk, rows without a target are dropped before the head: a
+    classification batch with one label per text then costs one row per text, not one per token.
+    Under autocast the matmuls run in its dtype with W cast once, the log-softmax, the loss and W's gradient
+    in fp32; the chunks share their buffers, so that their pages are faulted in once per step.
     Returns the loss in nats per scored row (0 when none is scored)."""
 
     @staticmethod
     def forward(ctx, x, weight, targets, scale, chunk):
         scored_all = targets >= 0
         rows = None
-        if x.shape[0] > chunk and not torch.compiler.is_compiling():
+        if x.shape[0] > chunk:
             rows = scored_all.nonzero().squeeze(1)
             rows = None if len(rows) == x.shape[0] else rows
         xs, ts = (x, targets) if rows is None else (x[rows], targets[rows])
-        dtype = torch.promote_types(x.dtype, torch.float32)               # bf16/fp16 logits: the loss in fp32
+        device = x.device.type      # autocast is turned off inside: it would cast W again for every chunk
+        mm = torch.get_autocast_dtype(device) if torch.is_autocast_enabled(device) else x.dtype
+        dtype = torch.promote_types(mm, torch.float32)                  # log-softmax, loss, W's gradient
         denom = scored_all.sum().clamp(min=1).to(dtype)
         loss = torch.zeros((), dtype=dtype, device=x.device)
         grad_x = torch.empty_like(xs) if ctx.needs_input_grad[0] else None
         grad_w = torch.zeros_like(weight, dtype=dtype) if ctx.needs_input_grad[1] else None
-        for i in range(0, xs.shape[0], chunk):
-            xc, t, scored = xs[i:i + chunk], ts[i:i + chunk].clamp(min=0), ts[i:i + chunk] >= 0
-            logits = (xc @ weight.t()).to(dtype)
-            if scale != 1.0:
-                logits *= scale
-            g = torch.log_softmax(logits, dim=-1)
-            loss = loss - (g.gather(1, t[:, None]).squeeze(1) * scored).sum()
-            g = g.exp_().scatter_add_(1, t[:, None], -torch.ones_like(g[:, :1]))   # softmax - one-hot
-            g *= (scored * (scale / denom))[:, None]                                 # d loss / d logits
-            if grad_x is not None:
-                grad_x[i:i + chunk] = g @ weight.to(g.dtype)
-            if grad_w is not None:
-                torch.addmm(grad_w, g.t(), xc.to(g.dtype), out=grad_w)           # accumulate in place
+        with torch.autocast(device, enabled=False):
+            w = (weight if scale == 1.0 else scale * weight).to(mm)        # logits = x w^T
+            xs_mm = xs.to(mm)
+            rows_per, V = min(chunk, xs.shape[0]), weight.shape[0]
+            z_buf, g_buf = x.new_empty(rows_per, V, dtype=mm), x.new_empty(rows_per, V, dtype=dtype)
+            f_buf = None if mm == dtype else torch.empty_like(g_buf)       # the logits widened to dtype
+            widen = grad_w is not None and mm != dtype      # a chunk's W gradient made in mm, added in dtype
+            gw_mm, gw = (torch.empty_like(w), torch.empty_like(grad_w)) if widen else (None, None)
+            for i in range(0, xs.shape[0], chunk):
+                xc, t = xs_mm[i:i + chunk], ts[i:i + chunk]
+                k, scored, t = len(xc), t >= 0, t.clamp(min=0)
+                z = torch.mm(xc, w.t(), out=z_buf[:k])
+                z = z if f_buf is None else f_buf[:k].copy_(z)
+                g = torch.log_softmax(z, dim=-1, out=g_buf[:k])
+                loss -= (g.gather(1, t[:, None]).squeeze(1) * scored).sum()
+                g.exp_().scatter_add_(1, t[:, None], -torch.ones_like(g[:, :1]))   # softmax - one-hot
+                g *= (scored / denom)[:, None]                                       # d loss / d logits
+                g = g if mm == dtype else z_buf[:k].copy_(g)                         # back in mm
+                if grad_x is not None:
+                    grad_x[i:i + chunk] = g @ w
+                if widen:
+                    grad_w += gw.copy_(torch.mm(g.t(), xc, out=gw_mm))
+                elif grad_w is not None:
+                    grad_w.addmm_(g.t(), xc)
+        if grad_w is not None and scale != 1.0:
+            grad_w *= scale
         if grad_x is not None and rows is not None:
             grad_x = torch.zeros_like(x).index_copy_(0, rows, grad_x)
         ctx.save_for_backward(grad_x, grad_w)
@@ -315,6 +334,12 @@ class ChunkedHeadLoss(torch.autograd.Function):
         grad_x, grad_w = ctx.saved_tensors
         return (None if grad_x is None else grad_x * grad_loss,
                 None if grad_w is None else (grad_w * grad_loss).to(ctx.weight_dtype), None, None, None)
+
+
+@torch.compiler.disable     # eager inside a compiled model too: inductor's version of the chunk loop runs slower
+def chunked_head_loss(x, weight, targets, scale, chunk):
+    """ChunkedHeadLoss.apply (same arguments), never compiled."""
+    return ChunkedHeadLoss.apply(x, weight, targets, scale, chunk)
 
 
 class GPT(nn.Module):
@@ -422,8 +447,8 @@ class GPT(nn.Module):
             return self.head(x[:, [-1], :]), None
         if self.training and torch.is_grad_enabled():   # the loss for backward without a (B, T, V) logits tensor
             chunk = max(1, LOSS_CHUNK // self.config.vocab_size)
-            loss = ChunkedHeadLoss.apply(x.flatten(0, 1), self.lm_head.weight, targets.reshape(-1), self.head_scale,
-                                         chunk)
+            loss = chunked_head_loss(x.flatten(0, 1), self.lm_head.weight, targets.reshape(-1), self.head_scale,
+                                     chunk)
             return None, loss
         if scored_only:                                 # (n_scored, n_embd): the head only where a target is
             scored = targets >= 0

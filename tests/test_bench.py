@@ -8,6 +8,7 @@ import os
 import platform
 import subprocess
 import sys
+import time
 
 import pytest
 import torch
@@ -116,7 +117,8 @@ def test_bench_end_to_end(tmp_path):
     r = subprocess.run([sys.executable, 'bench.py', *args], cwd=ROOT, capture_output=True, text=True,
                        env=dict(os.environ, OMP_NUM_THREADS='1'))
     assert r.returncode == 0, r.stderr[-2000:]
-    assert 'FLOP-pred' in r.stdout.splitlines()[-4] and 'load average' in r.stdout.splitlines()[-1]
+    lines = r.stdout.splitlines()
+    assert 'FLOP-pred' in lines[-5] and 'peak mem: one model' in lines[-2] and 'load average' in lines[-1]
     res = {x['variant']: x for x in json.load(open(out))['results']}
     assert set(res) == {'standard', 'mixit'} and all(len(x['times']) == 10 for x in res.values())
     m = tiny('mixit', n_embd=32, vocab_size=64, block_size=16)
@@ -124,9 +126,27 @@ def test_bench_end_to_end(tmp_path):
     predicted = res['standard']['flops_per_token'] / m.flops_per_token(16)
     assert res['mixit']['predicted_speedup'] == pytest.approx(predicted)
     assert res['standard']['speedup'] == 1.0 and res['standard']['mfu'] > 0 and res['mixit']['cpu_share'] > 0
+    for x in res.values():      # fp32 weights, AdamW's two moments and a step count per tensor, then the step
+        n_tensors = len(list(tiny(x['variant'], n_embd=32, vocab_size=64, block_size=16).parameters()))
+        assert x['state_bytes'] >= 4 * x['params'] + 8 * x['trainable_params'] + 4 * n_tensors
+        if platform.system() == 'Linux':
+            assert x['peak_memory'] >= x['state_bytes']
     bad = subprocess.run([sys.executable, 'bench.py', '--variants=standard,nope'], cwd=ROOT, capture_output=True,
                          text=True)
     assert bad.returncode == 2 and bad.stderr.strip().startswith('error: unknown variant')
+
+
+def test_bench_profile(tmp_path):
+    """--profile: one extra step per model under torch.profiler, its op table printed, a Chrome trace written."""
+    prefix = tmp_path / 'traces' / 'step'
+    args = ['--n_layer=1', '--n_embd=16', '--n_head=2', '--vocab_size=32', '--block_size=8', '--batch_size=2',
+            '--compile=False', '--dtype=float32', '--warmup=1', '--iters=10', '--cpu_peak_n=64', f'--profile={prefix}']
+    r = subprocess.run([sys.executable, 'bench.py', *args], cwd=ROOT, capture_output=True, text=True,
+                       env=dict(os.environ, OMP_NUM_THREADS='1'))
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert 'costliest ops' in r.stdout and 'aten::mm' in r.stdout
+    trace = json.load(open(f'{prefix}_standard.json'))
+    assert any(e.get('name') == 'aten::mm' for e in trace['traceEvents'])
 
 
 def test_bench_against_hugging_face_llama(tmp_path):
@@ -192,3 +212,17 @@ def test_keep_freed_memory_reuses_pages():
     assert not applied_default and applied_keep
     assert default > 10_000 and kept < 1_000, (default, kept)
 
+
+
+@pytest.mark.skipif(not os.path.exists('/proc/self/statm'), reason='needs /proc')
+def test_resident_peak_sees_a_freed_block():
+    """A 256 MiB tensor written and freed inside the block: its pages are in the sampled peak, not in the resident
+    set after it (glibc maps a block this large afresh and unmaps it on free)."""
+    from common import ResidentPeak, release_free_memory, resident_bytes
+    release_free_memory()
+    with ResidentPeak(interval=0.001) as rss:
+        block = torch.ones(256, 2**20, dtype=torch.uint8)
+        time.sleep(0.05)                                # several samples while it lives
+        del block
+    assert rss.peak - rss.start >= 250 * 2**20
+    assert resident_bytes() - rss.start < 100 * 2**20

@@ -311,8 +311,8 @@ def test_chunked_loss_equals_the_plain_cross_entropy(variant, monkeypatch):
 
 
 def test_chunked_loss_compiled_and_with_nothing_scored(monkeypatch):
-    """Compiled, every row goes through the head; eager, the unscored rows are dropped first: same loss and
-    gradients. With no target at all the loss is 0."""
+    """A compiled model (whose head stays eager, chunked_head_loss) gives the eager model's loss and gradients,
+    unscored rows dropped before the head in both. With no target at all the loss is 0."""
     import model as model_py
     monkeypatch.setattr(model_py, 'LOSS_CHUNK', 37 * 5)               # 5 rows per chunk
     torch.manual_seed(0)
@@ -342,14 +342,21 @@ def test_scored_only_logits_are_the_full_logits_at_scored_positions():
     torch.testing.assert_close(scored_loss, loss)
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason='needs CUDA')
-def test_chunked_loss_on_cuda_under_bf16_autocast():
+@pytest.mark.parametrize('device', ['cpu', pytest.param('cuda', marks=pytest.mark.skipif(
+    not torch.cuda.is_available(), reason='needs CUDA'))])
+def test_chunked_loss_under_bf16_autocast(device, monkeypatch):
+    """Under autocast the chunked head multiplies in bf16 (W cast once) and takes the log-softmax in fp32: loss
+    and gradients near the plain path's under the same autocast, over several chunks, with a head scale."""
+    import model as model_py
+    monkeypatch.setattr(model_py, 'LOSS_CHUNK', 37 * 5)               # 5 rows per chunk: 7 chunks of 32 rows
     torch.manual_seed(0)
-    gpt = tiny('mixit', vocab_size=37, block_size=8).cuda()
-    x, y = torch.randint(0, 37, (4, 8), device='cuda'), torch.randint(0, 37, (4, 8), device='cuda')
-    with torch.autocast('cuda', dtype=torch.bfloat16):
+    gpt = tiny('mixit', vocab_size=37, block_size=8).to(device)      # head scale sqrt(512 / 16)
+    x, y = torch.randint(0, 37, (4, 8), device=device), torch.randint(0, 37, (4, 8), device=device)
+    y[:, :2] = -1
+    with torch.autocast(device, dtype=torch.bfloat16):
         _, loss, grads = loss_and_grads(gpt, x, y, train=True)
         _, plain, plain_grads = loss_and_grads(gpt, x, y, train=False)
     assert abs(loss - plain) <= 2e-2 * plain
     for name, g in plain_grads.items():
+        assert grads[name].dtype == g.dtype == torch.float32
         torch.testing.assert_close(grads[name], g, rtol=5e-2, atol=5e-2 * g.abs().max().item())

@@ -39,9 +39,9 @@ a few cpu_peak_n^3 matmuls in the dtype the step multiplies in (bf16, fp16 or fp
 faster than fp32 (common.auto_cpu_dtype), as train.py does.
 On a CPU, `cpu share` is the CPU time the process got per wall-clock second and thread during the timed steps
 (spin-waiting threads included): well below 100% means other processes shared the cores, and the timings are
-then not the machine's. --cpu_keep_memory=True (as in train.py) first tells glibc's malloc to keep freed memory
-for reuse (common.keep_freed_memory): the step's large tensors stop page-faulting in afresh, which pays in
-compiled steps; docs/performance.md has the numbers.
+then not the machine's. On a CPU glibc's malloc is first told to keep freed memory for reuse
+(common.keep_freed_memory; --cpu_keep_memory=False leaves it alone, as train.py's key): the step's large
+tensors stop page-faulting in afresh; docs/performance.md has the numbers.
 """
 
 import gc
@@ -88,7 +88,7 @@ profile = ''                    # profile one extra step per model: print its co
 device = 'auto'                 # auto | cpu | cuda | cuda:N
 dtype = 'auto'                  # auto | bfloat16 | float16 | float32 (auto on a CPU: its faster matmul)
 compile = True
-cpu_keep_memory = False         # CPU: malloc keeps freed memory for the next step (common.keep_freed_memory)
+cpu_keep_memory = True          # CPU: malloc keeps freed memory for the next step (common.keep_freed_memory)
 memory_check = True             # refuse a model + batch whose estimated memory (memory_estimate) exceeds what
                                 # the device has available; False: try anyway
 seed = 1337
@@ -256,8 +256,8 @@ def step_memory(run):
     """Bytes one model's training step holds at its peak, from one extra untimed step: its weights, buffers
     and optimizer state (counted from the tensors) plus the most the step adds on top of what was live when it
     began (a GPU's max_memory_allocated; a CPU's sampled resident set, after giving freed heap pages back to the
-    OS). Separable between the models of one run, unlike a CPU process's peak resident set. None on a CPU
-    whose malloc keeps freed memory (the resident set then never falls) or that has no /proc."""
+    OS, which malloc_trim does with kept memory too). Separable between the models of one run, unlike a CPU
+    process's peak resident set. None on a CPU without /proc."""
     if device_type == 'cuda':
         sync()
         torch.cuda.reset_peak_memory_stats(device)
@@ -265,7 +265,7 @@ def step_memory(run):
         run['step'](warmup + len(run['times']))
         sync()
         return run['state_bytes'] + torch.cuda.max_memory_allocated(device) - start
-    if kept or resident_bytes() is None:
+    if resident_bytes() is None:
         return None
     gc.collect()
     release_free_memory()
@@ -441,8 +441,7 @@ for r in results:
           f"{r['ms_min']:>7.0f}-{r['ms_max']:<7.0f} {r['flops_per_token'] / 1e9:>9.4f} {r['flops_per_s'] / 1e12:>8.3f} "
           f"{mfu:>6} {memory} {cpu_share:>9} {sp[0]:>8} {sp[1]:>9} {sp[2]:>7}")
 print(f"peak mem: one model's step (weights, buffers, optimizer state and what the step adds; bench.step_memory)"
-      + (" -- not separable while malloc keeps freed memory" if kept else "")
-      + f"; the process's peak {'allocation' if device_type == 'cuda' else 'resident set'}: {process_peak / 2**30:.2f} GiB")
+      f"; the process's peak {'allocation' if device_type == 'cuda' else 'resident set'}: {process_peak / 2**30:.2f} GiB")
 hf = next((r for r in results if r['variant'] == HF), None)
 if hf is not None:
     for r in results:

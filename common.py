@@ -196,13 +196,13 @@ def keep_freed_memory():
     """Make glibc's malloc keep freed memory for reuse instead of returning it to the OS (CPU training).
 
     By default glibc serves every allocation above 32 MiB with a fresh mmap and unmaps it on free, so each
-    training step page-faults its largest tensors (the logits and their gradient) in again.
-    mallopt(M_MMAP_MAX, 0) serves large blocks from the heap and mallopt(M_TRIM_THRESHOLD, -1) never shrinks
-    it, so every step reuses the same pages (like MALLOC_MMAP_MAX_=0 in the environment, plus no trimming).
-    The cost: the process keeps its peak resident memory until it exits, and without mmap the heap can
-    fragment -- compiled steps hold steady, eager fp32 steps at paper 1's LM shape grow until memory runs out
-    (docs/performance.md). train.py and bench.py call it only with cpu_keep_memory=True. Returns True when
-    applied, False without glibc (macOS, Windows, musl), where nothing changes."""
+    training step page-faults its largest tensors in again. mallopt(M_MMAP_MAX, 0) serves large blocks from
+    the heap and mallopt(M_TRIM_THRESHOLD, -1) never shrinks it, so every step reuses the same pages (like
+    MALLOC_MMAP_MAX_=0 in the environment, plus no trimming). The cost: the process keeps its peak resident
+    memory until it exits (release_free_memory gives it back), and without mmap the heap could fragment; at
+    paper 1's LM shape the resident set holds steady, eager and compiled (docs/performance.md#kept-memory).
+    train.py and bench.py call it unless cpu_keep_memory=False. Returns True when applied, False without
+    glibc (macOS, Windows, musl), where nothing changes."""
     try:
         libc = ctypes.CDLL('libc.so.6')
     except OSError:
@@ -248,7 +248,7 @@ class ResidentPeak:
 
 def release_free_memory():
     """CPU with glibc: give the heap's free pages back to the OS (malloc_trim), so that the resident set is what
-    is live. A no-op elsewhere."""
+    is live -- after keep_freed_memory too, which only stops malloc from doing so by itself. A no-op elsewhere."""
     try:
         ctypes.CDLL('libc.so.6').malloc_trim(0)
     except (OSError, AttributeError):

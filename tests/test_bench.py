@@ -226,3 +226,24 @@ def test_resident_peak_sees_a_freed_block():
         del block
     assert rss.peak - rss.start >= 250 * 2**20
     assert resident_bytes() - rss.start < 100 * 2**20
+
+
+KEPT = """
+import torch
+from common import keep_freed_memory, release_free_memory, resident_bytes
+assert keep_freed_memory()
+torch.ones(256, 2**20, dtype=torch.uint8)            # 256 MiB written and freed: kept in the heap
+kept = resident_bytes()
+release_free_memory()
+print(kept - resident_bytes())
+"""
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != 'glibc', reason='mallopt is glibc-only')
+def test_release_free_memory_after_keep_freed_memory():
+    """Kept memory stays resident after a free; release_free_memory hands it back (bench.step_memory relies on
+    this to measure a step under kept memory)."""
+    r = subprocess.run([sys.executable, '-c', KEPT], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert int(r.stdout) >= 200 * 2**20
+

@@ -39,9 +39,9 @@ a few cpu_peak_n^3 matmuls in the dtype the step multiplies in (bf16, fp16 or fp
 faster than fp32 (common.auto_cpu_dtype), as train.py does.
 On a CPU, `cpu share` is the CPU time the process got per wall-clock second and thread during the timed steps
 (spin-waiting threads included): well below 100% means other processes shared the cores, and the timings are
-then not the machine's. On a CPU glibc's malloc is first told to keep freed memory for reuse
-(common.keep_freed_memory; --cpu_keep_memory=False leaves it alone, as train.py's key): the step's large
-tensors stop page-faulting in afresh; docs/performance.md has the numbers.
+then not the machine's. --cpu_keep_memory=True (as in train.py) first tells glibc's malloc to keep freed memory
+for reuse (common.keep_freed_memory): the step's large tensors stop page-faulting in afresh;
+docs/performance.md has the numbers, and the case against making it the default.
 """
 
 import gc
@@ -88,7 +88,7 @@ profile = ''                    # profile one extra step per model: print its co
 device = 'auto'                 # auto | cpu | cuda | cuda:N
 dtype = 'auto'                  # auto | bfloat16 | float16 | float32 (auto on a CPU: its faster matmul)
 compile = True
-cpu_keep_memory = True          # CPU: malloc keeps freed memory for the next step (common.keep_freed_memory)
+cpu_keep_memory = False         # CPU: malloc keeps freed memory for the next step (common.keep_freed_memory)
 memory_check = True             # refuse a model + batch whose estimated memory (memory_estimate) exceeds what
                                 # the device has available; False: try anyway
 seed = 1337

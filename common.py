@@ -199,10 +199,11 @@ def keep_freed_memory():
     training step page-faults its largest tensors in again. mallopt(M_MMAP_MAX, 0) serves large blocks from
     the heap and mallopt(M_TRIM_THRESHOLD, -1) never shrinks it, so every step reuses the same pages (like
     MALLOC_MMAP_MAX_=0 in the environment, plus no trimming). The cost: the process keeps its peak resident
-    memory until it exits (release_free_memory gives it back), and without mmap the heap could fragment; at
-    paper 1's LM shape the resident set holds steady, eager and compiled (docs/performance.md#kept-memory).
-    train.py and bench.py call it unless cpu_keep_memory=False. Returns True when applied, False without
-    glibc (macOS, Windows, musl), where nothing changes."""
+    memory until it exits (release_free_memory gives it back), and without mmap the heap can fragment: one
+    model at paper 1's LM shape holds steady, but this model and Hugging Face's Llama in one eager process
+    outgrew 24 GiB where the default allocator peaks at 12.8 (docs/performance.md#kept-memory). train.py and
+    bench.py call it only with cpu_keep_memory=True. Returns True when applied, False without glibc (macOS,
+    Windows, musl), where nothing changes."""
     try:
         libc = ctypes.CDLL('libc.so.6')
     except OSError:

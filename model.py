@@ -320,7 +320,7 @@ class ChunkedHeadLoss(torch.autograd.Function):
                 if widen:
                     grad_w += gw.copy_(torch.mm(g.t(), xc, out=gw_mm))
                 elif grad_w is not None:
-                    grad_w.addmm_(g.t(), xc)
+                    torch.addmm(grad_w, g.t(), xc, out=grad_w)
         if grad_w is not None and scale != 1.0:
             grad_w *= scale
         if grad_x is not None and rows is not None:

@@ -109,8 +109,8 @@ device = 'auto'                 # auto | cpu | cuda | cuda:N | mps
 dtype = 'auto'                  # auto | bfloat16 | float16 | float32 | float64 (auto on a CPU: its faster
                                 # matmul; float64: the whole model in double precision, a rounding check)
 compile = True                  # torch.compile the model
-cpu_keep_memory = True          # CPU: malloc keeps freed memory for the next step (common.keep_freed_memory):
-                                # large steps stop page-faulting their tensors in afresh
+cpu_keep_memory = False         # CPU: malloc keeps freed memory for the next step (common.keep_freed_memory;
+                                # faster large steps, but the process keeps its peak: see its docstring)
 # -----------------------------------------------------------------------------
 cli_given = {}                  # {key: 'flag' or its config file} for every key the command line sets
 config = configure(globals(), given=cli_given)
@@ -225,7 +225,7 @@ if ddp:
 else:
     rank, local_rank, world_size = 0, 0, 1
 master = rank == 0
-if device_type == 'cpu' and cpu_keep_memory and not keep_freed_memory() and 'cpu_keep_memory' in cli_given:
+if device_type == 'cpu' and cpu_keep_memory and not keep_freed_memory():
     print("note: cpu_keep_memory needs glibc's malloc; ignored here", file=sys.stderr)
 try:
     dtype, dtype_note = resolve_dtype(dtype, device_type, float64=True)

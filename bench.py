@@ -440,8 +440,8 @@ for r in results:
     print(f"{r['variant']:<11} {r['tokens_per_s']:>9,.0f} {r['ms_per_iter']:>9.1f} "
           f"{r['ms_min']:>7.0f}-{r['ms_max']:<7.0f} {r['flops_per_token'] / 1e9:>9.4f} {r['flops_per_s'] / 1e12:>8.3f} "
           f"{mfu:>6} {memory} {cpu_share:>9} {sp[0]:>8} {sp[1]:>9} {sp[2]:>7}")
-print(f"peak mem: one model's step (weights, buffers, optimizer state and what the step adds; bench.step_memory)"
-      f"; the process's peak {'allocation' if device_type == 'cuda' else 'resident set'}: {process_peak / 2**30:.2f} GiB")
+print(f"peak mem: one model's step (weights, buffers, optimizer state and what the step adds; bench.step_memory); "
+      f"the process's peak {'allocation' if device_type == 'cuda' else 'resident set'}: {process_peak / 2**30:.2f} GiB")
 hf = next((r for r in results if r['variant'] == HF), None)
 if hf is not None:
     for r in results:

@@ -58,7 +58,7 @@ import torch
 from common import (ResidentPeak, check_shape, cpu_matmul_flops, keep_freed_memory, make_task,
                     peak_flops as device_peak, release_free_memory, resident_bytes, resolve_device, resolve_dtype)
 from configurator import configure, declare, fail
-from model import GPT, GPTConfig, LOSS_CHUNK, VARIANTS
+from model import GPT, GPTConfig, VARIANTS, loss_chunk_rows
 
 HF = 'hf_llama'                 # Hugging Face's LlamaForCausalLM among the timed variants (--against=hf)
 
@@ -198,7 +198,7 @@ def memory_estimate(name):
     act = 4 if dtype == 'float32' else 2
     tokens = micro_batch_size * T
     c = model.config
-    rows = min(tokens, max(1, LOSS_CHUNK // vocab_size))
+    rows = min(tokens, loss_chunk_rows(vocab_size))
     parts = dict(weights=4 * total + buffers + (2 * total if act == 2 else 0), optimizer=12 * trainable,
                  activations=tokens * c.n_layer * (34 * c.n_embd + c.n_head * T) * act,
                  head=rows * vocab_size * (act + 4) + (vocab_size * c.n_embd * 6 if act == 2 else 0))
@@ -290,6 +290,13 @@ def profile_step(run, rows=20):
                                     row_limit=rows))
 
 
+def extra_steps(run):
+    """After a model's timed steps: its peak memory (step_memory) and, with --profile, its profile."""
+    run['peak_memory'] = step_memory(run)
+    if profile:
+        profile_step(run)
+
+
 def setup(name):
     """Model, optimizer, step function and per-step data for one variant; runs the untimed warm-up steps."""
     torch.manual_seed(seed)
@@ -373,9 +380,7 @@ if rounds == 1:       # one variant at a time: only one model in memory
     for name in names:
         run = setup(name)
         time_steps(run, iters)
-        run['peak_memory'] = step_memory(run)
-        if profile:
-            profile_step(run)
+        extra_steps(run)
         results.append(run)
         del run['step']
         gc.collect()
@@ -388,9 +393,7 @@ else:
         for run in results:
             time_steps(run, iters // rounds)
     for run in results:
-        run['peak_memory'] = step_memory(run)
-        if profile:
-            profile_step(run)
+        extra_steps(run)
         del run['step']
 
 base = next((r for r in results if r['variant'] == 'standard'), None)

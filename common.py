@@ -192,6 +192,16 @@ def auto_cpu_dtype(n=1024):
     return ('bfloat16' if bf16 > fp32 else 'float32'), bf16, fp32
 
 
+@functools.cache
+def glibc():
+    """glibc's C library (ctypes), or None where the C library is another (macOS, Windows, musl)."""
+    try:
+        libc = ctypes.CDLL('libc.so.6')
+    except OSError:
+        return None
+    return libc if hasattr(libc, 'mallopt') and hasattr(libc, 'malloc_trim') else None
+
+
 def keep_freed_memory():
     """Make glibc's malloc keep freed memory for reuse instead of returning it to the OS (CPU training).
 
@@ -201,12 +211,11 @@ def keep_freed_memory():
     MALLOC_MMAP_MAX_=0 in the environment, plus no trimming). The cost: the process keeps its peak resident
     memory until it exits (release_free_memory gives it back), and without mmap the heap can fragment: one
     model at paper 1's LM shape holds steady, but this model and Hugging Face's Llama in one eager process
-    grew to 23.3 GiB (killed) where the default allocator peaks at 12.8 (docs/performance.md#kept-memory). train.py and
-    bench.py call it only with cpu_keep_memory=True. Returns True when applied, False without glibc (macOS,
-    Windows, musl), where nothing changes."""
-    try:
-        libc = ctypes.CDLL('libc.so.6')
-    except OSError:
+    grew to 23.3 GiB (killed) where the default allocator peaks at 12.8 (docs/performance.md#kept-memory).
+    train.py and bench.py call it only with cpu_keep_memory=True. Returns True when applied, False without
+    glibc (macOS, Windows, musl), where nothing changes."""
+    libc = glibc()
+    if libc is None:
         return False
     M_TRIM_THRESHOLD, M_MMAP_MAX = -1, -4          # <malloc.h>
     return bool(libc.mallopt(M_MMAP_MAX, 0)) and bool(libc.mallopt(M_TRIM_THRESHOLD, -1))
@@ -250,7 +259,5 @@ class ResidentPeak:
 def release_free_memory():
     """CPU with glibc: give the heap's free pages back to the OS (malloc_trim), so that the resident set is what
     is live -- after keep_freed_memory too, which only stops malloc from doing so by itself. A no-op elsewhere."""
-    try:
-        ctypes.CDLL('libc.so.6').malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
+    if glibc() is not None:
+        glibc().malloc_trim(0)

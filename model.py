@@ -272,6 +272,11 @@ class Block(nn.Module):
 LOSS_CHUNK = 2 ** 24     # logits per chunk of ChunkedHeadLoss (64 MB in fp32): 333 tokens at a 50,304 vocabulary
 
 
+def loss_chunk_rows(vocab_size):
+    """Rows (tokens) per chunk of ChunkedHeadLoss at this vocabulary size: LOSS_CHUNK logits, at least one row."""
+    return max(1, LOSS_CHUNK // vocab_size)
+
+
 class ChunkedHeadLoss(torch.autograd.Function):
     """Mean cross-entropy of the logits scale * x W^T against targets, a chunk of rows at a time, with the
     gradients of x and W formed in the same pass: no (N, vocab_size) logits tensor outlives its chunk, and
@@ -302,22 +307,23 @@ class ChunkedHeadLoss(torch.autograd.Function):
             xs_mm = xs.to(mm)
             rows_per, V = min(chunk, xs.shape[0]), weight.shape[0]
             z_buf, g_buf = x.new_empty(rows_per, V, dtype=mm), x.new_empty(rows_per, V, dtype=dtype)
-            f_buf = None if mm == dtype else torch.empty_like(g_buf)       # the logits widened to dtype
-            widen = grad_w is not None and mm != dtype      # a chunk's W gradient made in mm, added in dtype
-            gw_mm, gw = (torch.empty_like(w), torch.empty_like(grad_w)) if widen else (None, None)
+            narrow = mm != dtype        # matmuls below the softmax's dtype: widen their results, narrow g
+            f_buf = torch.empty_like(g_buf) if narrow else None             # the logits widened to dtype
+            gw_mm = torch.empty_like(w) if narrow and grad_w is not None else None    # a chunk's W gradient
+            gw = None if gw_mm is None else torch.empty_like(grad_w)                 # ... widened to dtype
             for i in range(0, xs.shape[0], chunk):
                 xc, t = xs_mm[i:i + chunk], ts[i:i + chunk]
                 k, scored, t = len(xc), t >= 0, t.clamp(min=0)
                 z = torch.mm(xc, w.t(), out=z_buf[:k])
-                z = z if f_buf is None else f_buf[:k].copy_(z)
+                z = f_buf[:k].copy_(z) if narrow else z
                 g = torch.log_softmax(z, dim=-1, out=g_buf[:k])
                 loss -= (g.gather(1, t[:, None]).squeeze(1) * scored).sum()
                 g.exp_().scatter_add_(1, t[:, None], -torch.ones_like(g[:, :1]))   # softmax - one-hot
                 g *= (scored / denom)[:, None]                                       # d loss / d logits
-                g = g if mm == dtype else z_buf[:k].copy_(g)                         # back in mm
+                g = z_buf[:k].copy_(g) if narrow else g                              # back in mm
                 if grad_x is not None:
                     grad_x[i:i + chunk] = g @ w
-                if widen:
+                if gw_mm is not None:
                     grad_w += gw.copy_(torch.mm(g.t(), xc, out=gw_mm))
                 elif grad_w is not None:
                     torch.addmm(grad_w, g.t(), xc, out=grad_w)
@@ -446,9 +452,8 @@ class GPT(nn.Module):
         if targets is None:
             return self.head(x[:, [-1], :]), None
         if self.training and torch.is_grad_enabled():   # the loss for backward without a (B, T, V) logits tensor
-            chunk = max(1, LOSS_CHUNK // self.config.vocab_size)
             loss = chunked_head_loss(x.flatten(0, 1), self.lm_head.weight, targets.reshape(-1), self.head_scale,
-                                     chunk)
+                                     loss_chunk_rows(self.config.vocab_size))
             return None, loss
         if scored_only:                                 # (n_scored, n_embd): the head only where a target is
             scored = targets >= 0

@@ -310,7 +310,6 @@ class ChunkedHeadLoss(torch.autograd.Function):
             narrow = mm != dtype        # matmuls below the softmax's dtype: widen their results, narrow g
             f_buf = torch.empty_like(g_buf) if narrow else None             # the logits widened to dtype
             gw_mm = torch.empty_like(w) if narrow and grad_w is not None else None    # a chunk's W gradient
-            gw = None if gw_mm is None else torch.empty_like(grad_w)                 # ... widened to dtype
             for i in range(0, xs.shape[0], chunk):
                 xc, t = xs_mm[i:i + chunk], ts[i:i + chunk]
                 k, scored, t = len(xc), t >= 0, t.clamp(min=0)
@@ -324,22 +323,25 @@ class ChunkedHeadLoss(torch.autograd.Function):
                 if grad_x is not None:
                     grad_x[i:i + chunk] = g @ w
                 if gw_mm is not None:
-                    grad_w += gw.copy_(torch.mm(g.t(), xc, out=gw_mm))
+                    grad_w += torch.mm(g.t(), xc, out=gw_mm)                         # widened as added
                 elif grad_w is not None:
                     torch.addmm(grad_w, g.t(), xc, out=grad_w)
         if grad_w is not None and scale != 1.0:
             grad_w *= scale
         if grad_x is not None and rows is not None:
             grad_x = torch.zeros_like(x).index_copy_(0, rows, grad_x)
-        ctx.save_for_backward(grad_x, grad_w)
+        ctx.grads = grad_x, grad_w      # made here, not inputs or outputs: kept on ctx, handed over once
         ctx.weight_dtype = weight.dtype
         return loss / denom
 
     @staticmethod
     def backward(ctx, grad_loss):
-        grad_x, grad_w = ctx.saved_tensors
-        return (None if grad_x is None else grad_x * grad_loss,
-                None if grad_w is None else (grad_w * grad_loss).to(ctx.weight_dtype), None, None, None)
+        if ctx.grads is None:
+            raise RuntimeError("ChunkedHeadLoss: a second backward through the same loss (its gradients are "
+                               "formed in the forward and scaled in place by the first)")
+        (grad_x, grad_w), ctx.grads = ctx.grads, None     # no copy: the optimizer's .grad can take grad_w itself
+        return (None if grad_x is None else grad_x.mul_(grad_loss),
+                None if grad_w is None else grad_w.mul_(grad_loss).to(ctx.weight_dtype), None, None, None)
 
 
 @torch.compiler.disable     # eager inside a compiled model too: inductor's version of the chunk loop runs slower

@@ -35,6 +35,7 @@ from dataclasses import fields
 
 import numpy as np
 import torch
+import torch._functorch.config
 import torch.distributed as dist
 import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel as DDP
@@ -109,6 +110,9 @@ device = 'auto'                 # auto | cpu | cuda | cuda:N | mps
 dtype = 'auto'                  # auto | bfloat16 | float16 | float32 | float64 (auto on a CPU: its faster
                                 # matmul; float64: the whole model in double precision, a rounding check)
 compile = True                  # torch.compile the model
+activation_memory_budget = 0.5  # compiled: the activations kept for the backward, from 0 (only the graph's inputs,
+                                # all else recomputed) to 1 (torch's default choice); between, the compiler
+                                # recomputes the cheapest ops (torch._functorch.config; docs/performance.md)
 cpu_keep_memory = False         # CPU: malloc keeps freed memory for the next step (common.keep_freed_memory;
                                 # faster large steps, but the process keeps its peak: see its docstring)
 # -----------------------------------------------------------------------------
@@ -133,6 +137,8 @@ def check_flags():
             fail(f"--{key} must be >= 0, got {value}")
     if not learning_rate > 0:
         fail(f"--learning_rate must be > 0, got {learning_rate}")
+    if not 0 <= activation_memory_budget <= 1:
+        fail(f"--activation_memory_budget must be in [0, 1], got {activation_memory_budget}")
     if not 0 <= min_lr_ratio <= 1:
         fail(f"--min_lr_ratio must be in [0, 1], got {min_lr_ratio}")
     for key, value in dict(beta1=beta1, beta2=beta2).items():
@@ -299,6 +305,7 @@ if checkpoint is not None:
              f"{(str(e).splitlines() or [''])[0][:100]})")
     checkpoint = None                                    # free memory
 
+torch._functorch.config.activation_memory_budget = activation_memory_budget   # read when a graph compiles
 model = torch.compile(raw_model) if compile else raw_model   # raw_model keeps the un-prefixed state_dict
 eval_model = model
 if ddp:  # MixiT's static matrices are identical on every rank: no need to broadcast buffers each step

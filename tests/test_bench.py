@@ -12,6 +12,7 @@ import time
 
 import pytest
 import torch
+import torch._functorch.config
 from torch.utils.flop_counter import FlopCounterMode
 
 from model import GPT, GPTConfig, VARIANTS, mixit_matrices
@@ -77,9 +78,9 @@ def test_mixit_mixing_is_the_broadcast_matmul():
     torch.testing.assert_close(attn(x, None), expected)
 
 
-def train_losses(variant, compiled, steps=3):
+def train_losses(variant, compiled, steps=3, memory_budget=1.0):
     """Losses of `steps` AdamW steps of a one-layer model on fixed random tokens, fp32 (so that compiled and eager
-    can agree tightly)."""
+    can agree tightly); compiled under torch._functorch's activation_memory_budget."""
     model = tiny(variant, n_layer=1)
     opt = model.configure_optimizers(0.1, 1e-2, (0.9, 0.95), 'cpu')
     run = torch.compile(model) if compiled else model
@@ -87,7 +88,8 @@ def train_losses(variant, compiled, steps=3):
     idx = torch.randint(32, (steps, 4, 9), generator=g)
     losses = []
     for s in range(steps):
-        _, loss = run(idx[s, :, :-1], idx[s, :, 1:])
+        with torch._functorch.config.patch(activation_memory_budget=memory_budget):
+            _, loss = run(idx[s, :, :-1], idx[s, :, 1:])
         loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
@@ -105,6 +107,14 @@ COMPILED = VARIANTS if os.environ.get('SLOW') else ('mixit',)
 def test_compiled_training_matches_eager(variant):
     torch._dynamo.reset()
     eager, compiled = train_losses(variant, False), train_losses(variant, True)
+    assert compiled == pytest.approx(eager, rel=1e-4, abs=1e-5)
+
+
+@pytest.mark.parametrize('memory_budget', [0.5, 0.0])     # train.py's default; 0: recompute all but the inputs
+def test_compiled_training_under_a_memory_budget_matches_eager(memory_budget):
+    """What the compiler recomputes in the backward instead of keeping equals what it would have kept."""
+    torch._dynamo.reset()
+    eager, compiled = train_losses('standard', False), train_losses('standard', True, memory_budget=memory_budget)
     assert compiled == pytest.approx(eager, rel=1e-4, abs=1e-5)
 
 
@@ -134,6 +144,9 @@ def test_bench_end_to_end(tmp_path):
     bad = subprocess.run([sys.executable, 'bench.py', '--variants=standard,nope'], cwd=ROOT, capture_output=True,
                          text=True)
     assert bad.returncode == 2 and bad.stderr.strip().startswith('error: unknown variant')
+    bad = subprocess.run([sys.executable, 'bench.py', '--activation_memory_budget=-1'], cwd=ROOT,
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stderr.strip() == 'error: --activation_memory_budget must be in [0, 1], got -1.0'
 
 
 def test_bench_profile(tmp_path):

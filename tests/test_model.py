@@ -329,6 +329,22 @@ def test_chunked_loss_compiled_and_with_nothing_scored(monkeypatch):
     assert loss.item() == 0.0
 
 
+def test_chunked_loss_scales_its_gradients_once():
+    """The gradients ChunkedHeadLoss forms in its forward are scaled by the loss's incoming gradient (train.py's
+    loss / grad_accum); a second backward through the same loss raises instead of giving a wrong gradient."""
+    torch.manual_seed(0)
+    gpt = tiny('standard', vocab_size=37, block_size=8)
+    x, y = torch.randint(0, 37, (2, 8)), torch.randint(0, 37, (2, 8))
+    _, _, grads = loss_and_grads(gpt, x, y, train=True)
+    gpt.zero_grad()
+    _, loss = gpt(x, y)
+    (loss / 4).backward(retain_graph=True)
+    for name, p in gpt.named_parameters():
+        torch.testing.assert_close(p.grad, grads[name] / 4)
+    with pytest.raises(RuntimeError, match='ChunkedHeadLoss: a second backward'):
+        loss.backward()
+
+
 def test_scored_only_logits_are_the_full_logits_at_scored_positions():
     torch.manual_seed(0)
     gpt = tiny('mixit', vocab_size=37, block_size=8).eval()

@@ -101,6 +101,7 @@ TRAIN_FLAGS = [
     (['--checkpoint_interval=-1'], '--checkpoint_interval must be >= 0'),
     (['--beta2=1.0'], '--beta2 must be in [0, 1)'),
     (['--min_lr_ratio=2'], '--min_lr_ratio must be in [0, 1]'),
+    (['--activation_memory_budget=1.5'], '--activation_memory_budget must be in [0, 1]'),
     (['--seed=-1'], '--seed must be >= 0'),
     (['--n_head=0'], '--n_head must be >= 1'),
     (['--n_layer=0'], '--n_layer must be >= 1'),
@@ -320,6 +321,7 @@ BENCH = ['--n_layer=1', '--n_embd=16', '--n_head=2', '--vocab_size=64', '--block
     (['--batch_size=0'], '--batch_size must be >= 1'), (['--batch_size=-2'], '--batch_size must be >= 1'),
     (['--vocab_size=0'], '--vocab_size must be >= 1'), (['--n_head=0'], '--n_head must be >= 1'),
     (['--micro_batch_size=-1'], '--micro_batch_size must be >= 0'), (['--iters=5'], 'at least 10'),
+    (['--activation_memory_budget=-1'], '--activation_memory_budget must be in [0, 1], got -1.0'),
     (['--n_layer=48', '--n_embd=4096', '--n_head=32', '--vocab_size=50304', '--block_size=4096',
       '--batch_size=4096'], 'this model and batch need about'),
 ])

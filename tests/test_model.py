@@ -329,6 +329,14 @@ def test_chunked_loss_compiled_and_with_nothing_scored(monkeypatch):
     assert loss.item() == 0.0
 
 
+def test_add_widened_adds_block_by_block():
+    from model import add_widened
+    acc, x = torch.randn(10, 3), torch.randn(10, 3).bfloat16()
+    want = acc + x.float()
+    add_widened(acc, x, torch.empty(4, 3))                            # blocks of 4, 4 and 2 rows
+    assert torch.equal(acc, want)
+
+
 def test_chunked_loss_scales_its_gradients_once():
     """The gradients ChunkedHeadLoss forms in its forward are scaled by the loss's incoming gradient (train.py's
     loss / grad_accum); a second backward through the same loss raises instead of giving a wrong gradient."""

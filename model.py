@@ -297,7 +297,8 @@ class ChunkedHeadLoss(torch.autograd.Function):
     classification batch with one label per text then costs one row per text, not one per token.
     Under autocast the matmuls run in its dtype with W cast once, the log-softmax, the loss and W's gradient
     in fp32; the chunks share their buffers, so that their pages are faulted in once per step.
-    Returns the loss in nats per scored row (0 when none is scored)."""
+    Returns the loss in nats per scored row (0 when none is scored). The gradients are handed to the first
+    backward, scaled in place; a second backward through the same loss raises RuntimeError."""
 
     @staticmethod
     def forward(ctx, x, weight, targets, scale, chunk):

@@ -1,0 +1,1 @@
+python results/performance/attention_kernels.py

@@ -282,8 +282,8 @@ WIDEN_ROWS = 2048               # rows per block of add_widened: 4 MB of fp32 at
 
 def add_widened(acc, x, buf):
     """acc += x, where x is narrower than acc (a bf16 gradient into an fp32 sum), a block of buf.shape[0] rows at
-    a time through buf, a (rows, acc.shape[1]) buffer of acc's dtype. Adding mixed dtypes directly runs ~6x
-    slower on a CPU; widening all of x first needs a copy of acc's size."""
+    a time through buf, a (rows, acc.shape[1]) buffer of acc's dtype. Adding mixed dtypes directly takes a
+    slower, casting path on a CPU; widening all of x first needs a copy of acc's size."""
     for i in range(0, x.shape[0], buf.shape[0]):
         block = x[i:i + buf.shape[0]]
         acc[i:i + len(block)] += buf[:len(block)].copy_(block)

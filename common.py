@@ -259,5 +259,6 @@ class ResidentPeak:
 def release_free_memory():
     """CPU with glibc: give the heap's free pages back to the OS (malloc_trim), so that the resident set is what
     is live -- after keep_freed_memory too, which only stops malloc from doing so by itself. A no-op elsewhere."""
-    if glibc() is not None:
-        glibc().malloc_trim(0)
+    libc = glibc()
+    if libc is not None:
+        libc.malloc_trim(0)

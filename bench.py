@@ -11,9 +11,10 @@ speedup its FLOP count predicts.
 
 --against=hf adds Hugging Face's LlamaForCausalLM with the standard variant's shape (bench.hf_llama), trained
 by the same step with torch's AdamW, and prints each model's tokens/s and peak memory over its. Compiled, ours
-split their forward and backward graphs under --activation_memory_budget (as train.py): from 0 (keep only the
-graph's inputs, recompute the rest in the backward) to 1 (torch's default choice); between, the compiler
-recomputes the cheapest ops. Hugging Face's model is compiled with torch's default, 1.
+split their forward and backward graphs as train.py does: by default (--recompute_pointwise) the backward
+recomputes pointwise ops rather than keep their outputs, never a matmul or attention; --activation_memory_budget
+below 1 keeps only that fraction of the activations, recomputing the cheapest ops, matmuls included
+(common.partitioner_settings). Hugging Face's model is compiled with torch's defaults.
 
 A step is what train.py does: grad_accum micro-batches of forward + backward under autocast, gradient
 clipping, an AdamW step over the trainable parameters, zero_grad. The data are random tokens made on the
@@ -60,7 +61,8 @@ import torch
 import torch._functorch.config
 
 from common import (ResidentPeak, check_shape, cpu_matmul_flops, keep_freed_memory, make_task,
-                    peak_flops as device_peak, release_free_memory, resident_bytes, resolve_device, resolve_dtype)
+                    partitioner_settings, peak_flops as device_peak, release_free_memory, resident_bytes,
+                    resolve_device, resolve_dtype)
 from configurator import configure, declare, fail
 from model import GPT, GPTConfig, VARIANTS, loss_chunk_rows
 
@@ -92,8 +94,9 @@ profile = ''                    # profile one extra step per model: print its co
 device = 'auto'                 # auto | cpu | cuda | cuda:N
 dtype = 'auto'                  # auto | bfloat16 | float16 | float32 (auto on a CPU: its faster matmul)
 compile = True
-activation_memory_budget = 0.5  # compiled: activations kept for the backward, 0 (recompute all) to 1 (torch's
-                                # default), as train.py; Hugging Face's model is compiled with the default
+recompute_pointwise = True      # compiled: the backward recomputes pointwise ops, never a matmul (as train.py)
+activation_memory_budget = 1.0  # compiled: below 1, keep this fraction of the activations (as train.py);
+                                # Hugging Face's model is compiled with torch's defaults
 cpu_keep_memory = False         # CPU: malloc keeps freed memory for the next step (common.keep_freed_memory)
 memory_check = True             # refuse a model + batch whose estimated memory (memory_estimate) exceeds what
                                 # the device has available; False: try anyway
@@ -326,11 +329,12 @@ def setup(name):
     batches = [[(d[i:i + micro_batch_size, :-1], d[i:i + micro_batch_size, 1:])
                 for i in range(0, batch_size, micro_batch_size)] for d in tokens]
 
-    budget = 1.0 if name == HF else activation_memory_budget
+    recompute = partitioner_settings() if name == HF else \
+        partitioner_settings(activation_memory_budget, recompute_pointwise)
 
     def step(it):
         for x, y in batches[it % 2]:
-            with autocast, torch._functorch.config.patch(activation_memory_budget=budget):   # read as it compiles
+            with autocast, torch._functorch.config.patch(**recompute):       # read as it compiles
                 loss = model(input_ids=x, labels=x).loss if name == HF else model(x, y)[1]
             scaler.scale(loss / grad_accum).backward()
         if grad_clip:
@@ -381,8 +385,9 @@ else:                           # the peak of the dtype the matmuls run in; bf16
 
 tokens_per_iter = batch_size * T
 load_start = os.getloadavg()   # 1, 5, 15-minute load averages: other processes on the machine
+recompute_note = f" (recompute pointwise {recompute_pointwise}, activation memory budget {activation_memory_budget})"
 print(f"{device} ({torch.get_num_threads()} threads) | {dtype} | compile {compile}"
-      f"{f' (activation memory budget {activation_memory_budget})' if compile else ''} | "
+      f"{recompute_note if compile else ''} | "
       f"{config['n_layer']} layers, n_embd {config['n_embd']}, {config['n_head']} heads, vocab {vocab_size}, T {T} | "
       f"batch {batch_size} = {micro_batch_size} x {grad_accum} accum | {tokens_per_iter:,} tokens/iter | "
       f"peak {peak_flops / 1e12:.2f} TFLOP/s ({peak_source}) | "
@@ -434,6 +439,7 @@ process_peak = torch.cuda.max_memory_allocated(device) if device_type == 'cuda' 
 if json_out:
     setup_info = dict(device=device, device_name=torch.cuda.get_device_name(device) if device_type == 'cuda' else
                       'cpu', threads=torch.get_num_threads(), dtype=dtype, compile=compile,
+                      recompute_pointwise=recompute_pointwise if compile else None,
                       activation_memory_budget=activation_memory_budget if compile else None,
                       **{k: config[k] for k in ('n_layer', 'n_head', 'n_embd')}, vocab_size=vocab_size, T=T, batch_size=batch_size,
                       micro_batch_size=micro_batch_size, warmup=warmup, iters=iters, rounds=rounds,

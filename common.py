@@ -134,6 +134,27 @@ def resolve_dtype(dtype, device_type, float64=False):
     return dtype, note
 
 
+# ----------------------------------------------------------------------------- what a compiled backward recomputes
+
+# The min-cut partitioner's bans on recomputing an op (torch._functorch.config): one used far from where it was
+# made, one in a long chain of fusible ops, one whose output the backward materialises anyway.
+POINTWISE_RECOMPUTE_BANS = ('ban_recompute_used_far_apart', 'ban_recompute_long_fusible_chains',
+                            'ban_recompute_materialized_backward')
+
+
+def partitioner_settings(activation_memory_budget=1.0, recompute_pointwise=False):
+    """torch._functorch.config settings that decide, when torch.compile splits a training step into forward and
+    backward graphs, which activations the backward keeps and which it recomputes. The defaults are torch's.
+    recompute_pointwise: the three bans above are lifted, so the backward recomputes any pointwise op (norms,
+    rotary, SiLU, casts) whose output it would otherwise keep, when that keeps fewer bytes; matmuls and
+    attention, outside the partitioner's allowlist, are still never recomputed. activation_memory_budget in
+    [0, 1]: below 1, the fraction of those activations to keep, the cheapest ops (by FLOPs) recomputed to fit
+    it, matmuls and attention included; 0 keeps only the graph's inputs. Returns a dict for
+    torch._functorch.config.patch."""
+    return dict(activation_memory_budget=activation_memory_budget,
+                **{ban: not recompute_pointwise for ban in POINTWISE_RECOMPUTE_BANS})
+
+
 # ----------------------------------------------------------------------------- peak FLOP/s for MFU
 
 # Dense (no sparsity) bf16 tensor-core peaks from NVIDIA's data sheets, FLOP/s; the first name contained in

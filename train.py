@@ -44,7 +44,7 @@ from tqdm import tqdm
 import universal
 from tasks import crop_unscored
 from common import (keep_freed_memory, load_checkpoint, load_weights, make_task, model_args as make_model_args,
-                    peak_flops, resolve_device, resolve_dtype)
+                    partitioner_settings, peak_flops, resolve_device, resolve_dtype)
 from configurator import configure, declare, fail
 from model import GPT, GPTConfig
 
@@ -110,9 +110,10 @@ device = 'auto'                 # auto | cpu | cuda | cuda:N | mps
 dtype = 'auto'                  # auto | bfloat16 | float16 | float32 | float64 (auto on a CPU: its faster
                                 # matmul; float64: the whole model in double precision, a rounding check)
 compile = True                  # torch.compile the model
-activation_memory_budget = 0.5  # compiled: the activations kept for the backward, from 0 (only the graph's inputs,
-                                # all else recomputed) to 1 (torch's default choice); between, the compiler
-                                # recomputes the cheapest ops (torch._functorch.config; docs/performance.md)
+recompute_pointwise = True      # compiled: the backward recomputes pointwise ops (norms, rotary, SiLU) rather
+                                # than keep their outputs, never a matmul or attention (common.partitioner_settings)
+activation_memory_budget = 1.0  # compiled: below 1, keep only this fraction of the activations, recomputing the
+                                # cheapest ops, matmuls included; 0 keeps only the graph's inputs (docs/performance.md)
 cpu_keep_memory = False         # CPU: malloc keeps freed memory for the next step (common.keep_freed_memory;
                                 # faster large steps, but the process keeps its peak: see its docstring)
 # -----------------------------------------------------------------------------
@@ -305,7 +306,8 @@ if checkpoint is not None:
              f"{(str(e).splitlines() or [''])[0][:100]})")
     checkpoint = None                                    # free memory
 
-torch._functorch.config.activation_memory_budget = activation_memory_budget   # read when a graph compiles
+for key, value in partitioner_settings(activation_memory_budget, recompute_pointwise).items():
+    setattr(torch._functorch.config, key, value)                                 # read when a graph compiles
 model = torch.compile(raw_model) if compile else raw_model   # raw_model keeps the un-prefixed state_dict
 eval_model = model
 if ddp:  # MixiT's static matrices are identical on every rank: no need to broadcast buffers each step

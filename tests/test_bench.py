@@ -15,6 +15,7 @@ import torch
 import torch._functorch.config
 from torch.utils.flop_counter import FlopCounterMode
 
+from common import partitioner_settings
 from model import GPT, GPTConfig, VARIANTS, mixit_matrices
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -78,9 +79,10 @@ def test_mixit_mixing_is_the_broadcast_matmul():
     torch.testing.assert_close(attn(x, None), expected)
 
 
-def train_losses(variant, compiled, steps=3, memory_budget=1.0):
+def train_losses(variant, compiled, steps=3, recompute=None):
     """Losses of `steps` AdamW steps of a one-layer model on fixed random tokens, fp32 (so that compiled and eager
-    can agree tightly); compiled under torch._functorch's activation_memory_budget."""
+    can agree tightly); compiled under the partitioner settings `recompute` (common.partitioner_settings's
+    keywords; torch's defaults when None)."""
     model = tiny(variant, n_layer=1)
     opt = model.configure_optimizers(0.1, 1e-2, (0.9, 0.95), 'cpu')
     run = torch.compile(model) if compiled else model
@@ -88,7 +90,7 @@ def train_losses(variant, compiled, steps=3, memory_budget=1.0):
     idx = torch.randint(32, (steps, 4, 9), generator=g)
     losses = []
     for s in range(steps):
-        with torch._functorch.config.patch(activation_memory_budget=memory_budget):
+        with torch._functorch.config.patch(**partitioner_settings(**(recompute or {}))):
             _, loss = run(idx[s, :, :-1], idx[s, :, 1:])
         loss.backward()
         opt.step()
@@ -110,12 +112,43 @@ def test_compiled_training_matches_eager(variant):
     assert compiled == pytest.approx(eager, rel=1e-4, abs=1e-5)
 
 
-@pytest.mark.parametrize('memory_budget', [0.5, 0.0])     # train.py's default; 0: recompute all but the inputs
-def test_compiled_training_under_a_memory_budget_matches_eager(memory_budget):
+RECOMPUTE = {'pointwise': dict(recompute_pointwise=True),       # train.py's default
+             'budget_0.5': dict(activation_memory_budget=0.5, recompute_pointwise=True),
+             'budget_0': dict(activation_memory_budget=0.0)}         # recompute all but the graph's inputs
+
+
+@pytest.mark.parametrize('recompute', RECOMPUTE.values(), ids=RECOMPUTE.keys())
+def test_compiled_training_with_recomputation_matches_eager(recompute):
     """What the compiler recomputes in the backward instead of keeping equals what it would have kept."""
     torch._dynamo.reset()
-    eager, compiled = train_losses('standard', False), train_losses('standard', True, memory_budget=memory_budget)
+    eager, compiled = train_losses('standard', False), train_losses('standard', True, recompute=recompute)
     assert compiled == pytest.approx(eager, rel=1e-4, abs=1e-5)
+
+
+def matmul_calls(model, idx, recompute):
+    """aten::mm and aten::addmm calls in one forward + backward of `model` on idx (B, T + 1), after one untimed
+    pass (a compiled model compiles in it) under the partitioner settings `recompute`."""
+    def step():
+        with torch._functorch.config.patch(**partitioner_settings(**recompute)):
+            _, loss = model(idx[:, :-1], idx[:, 1:])
+        loss.backward()
+    step()
+    with torch.profiler.profile() as prof:
+        step()
+    return sum(e.count for e in prof.key_averages() if e.key in ('aten::mm', 'aten::addmm'))
+
+
+@pytest.mark.parametrize('recompute, recomputes_matmuls', [(RECOMPUTE['pointwise'], False),
+                                                          (RECOMPUTE['budget_0'], True)], ids=['pointwise', 'budget_0'])
+def test_recompute_pointwise_recomputes_no_matmul(recompute, recomputes_matmuls):
+    """Under recompute_pointwise the compiled backward makes as many matmuls as the eager one: it recomputes
+    pointwise ops only. A memory budget of 0 recomputes the forward's matmuls too (the count can differ)."""
+    torch._dynamo.reset()
+    model = tiny('standard', n_layer=2)
+    idx = torch.randint(32, (4, 9), generator=torch.Generator().manual_seed(1))
+    eager = matmul_calls(model, idx, {})
+    compiled = matmul_calls(torch.compile(model), idx, recompute)
+    assert (compiled > eager) == recomputes_matmuls, (eager, compiled)
 
 
 def test_bench_end_to_end(tmp_path):

@@ -1,6 +1,7 @@
 """
 Where a training step's time goes, from a Chrome trace that `bench.py --profile=PREFIX` wrote: the self time of
-every aten op (its duration less that of the aten ops it called), summed into a few groups.
+every aten op and every call of a compiled graph (its duration less that of the aten ops it called: in a
+compiled step, the time of inductor's own fused kernels), summed into a few groups.
 
     python results/performance/profile_table.py out/bench/eager_standard.json [--vocab_size=50304]
     python results/performance/profile_table.py results/performance/profile_T1024_eager/trace_standard.json.gz
@@ -12,6 +13,7 @@ import gzip
 import json
 
 GROUPS = (      # (group, test on the op's name, its input sizes and the vocabulary size), first match wins
+    ("inductor's fused kernels (compiled)", lambda name, dims, vocab: 'CompiledFxGraph' in name),
     ('matmuls', lambda name, dims, vocab: name in ('aten::mm', 'aten::addmm', 'aten::bmm', 'aten::baddbmm')),
     ('attention kernel (forward + backward)', lambda name, dims, vocab: 'flash_attention' in name),
     ('vocabulary-sized tensors: log-softmax, its gradient, casts; W and wte gradients',
@@ -24,11 +26,12 @@ GROUPS = (      # (group, test on the op's name, its input sizes and the vocabul
 
 
 def self_times(events):
-    """{(name, flat input dims): [calls, self seconds]} over the aten ops of a trace's complete events."""
+    """{(name, flat input dims): [calls, self seconds]} over the aten ops and compiled-graph calls of a trace's
+    complete events."""
     out = collections.defaultdict(lambda: [0, 0.0])
     by_thread = collections.defaultdict(list)
     for e in events:
-        if e.get('ph') == 'X' and e.get('name', '').startswith('aten::'):
+        if e.get('ph') == 'X' and (e.get('name', '').startswith('aten::') or 'CompiledFxGraph' in e.get('name', '')):
             by_thread[e['tid']].append(e)
     for evs in by_thread.values():
         evs.sort(key=lambda e: (e['ts'], -e['dur']))
@@ -64,4 +67,4 @@ if __name__ == '__main__':
     print(f"| group | seconds | share |\n|---|---|---|")
     for group, _ in GROUPS:
         print(f"| {group} | {totals[group]:.2f} | {100 * totals[group] / step:.1f}% |")
-    print(f"| all aten ops | {step:.2f} | 100% |")
+    print(f"| all aten ops and compiled graphs | {step:.2f} | 100% |")

@@ -320,17 +320,20 @@ class ChunkedHeadLoss(torch.autograd.Function):
             xs_mm = xs.to(mm)
             rows_per, V = min(chunk, xs.shape[0]), weight.shape[0]
             z_buf, g_buf = x.new_empty(rows_per, V, dtype=mm), x.new_empty(rows_per, V, dtype=dtype)
-            narrow = mm != dtype        # matmuls below the softmax's dtype: W's gradient is widened as it is added
+            narrow = mm != dtype        # matmuls below the softmax's dtype: widen their results, narrow g
+            f_buf = torch.empty_like(g_buf) if narrow else None             # the logits widened to dtype
             gw_mm = torch.empty_like(w) if narrow and grad_w is not None else None    # a chunk's W gradient
             gw = None if gw_mm is None else grad_w.new_empty(WIDEN_ROWS, grad_w.shape[1])   # widens gw_mm's rows
             for i in range(0, xs.shape[0], chunk):
                 xc, t = xs_mm[i:i + chunk], ts[i:i + chunk]
                 k, scored, t = len(xc), t >= 0, t.clamp(min=0)
                 z = torch.mm(xc, w.t(), out=z_buf[:k])
-                g = torch.log_softmax(z, dim=-1, dtype=dtype, out=g_buf[:k])      # widened as it is read
+                z = f_buf[:k].copy_(z) if narrow else z
+                g = torch.log_softmax(z, dim=-1, out=g_buf[:k])
                 loss -= (g.gather(1, t[:, None]).squeeze(1) * scored).sum()
                 g.exp_().scatter_add_(1, t[:, None], -torch.ones_like(g[:, :1]))   # softmax - one-hot
-                g = torch.mul(g, (scored / denom)[:, None], out=z_buf[:k])          # d loss / d logits, in mm
+                g *= (scored / denom)[:, None]                                       # d loss / d logits
+                g = z_buf[:k].copy_(g) if narrow else g                              # back in mm
                 if grad_x is not None:
                     grad_x[i:i + chunk] = g @ w
                 if gw_mm is not None:

@@ -321,6 +321,7 @@ class ChunkedHeadLoss(torch.autograd.Function):
             rows_per, V = min(chunk, xs.shape[0]), weight.shape[0]
             z_buf, g_buf = x.new_empty(rows_per, V, dtype=mm), x.new_empty(rows_per, V, dtype=dtype)
             narrow = mm != dtype        # matmuls below the softmax's dtype: widen their results, narrow g
+            # (through these buffers: log_softmax(dtype=) and a mixed-dtype out= make a temporary per chunk)
             f_buf = torch.empty_like(g_buf) if narrow else None             # the logits widened to dtype
             gw_mm = torch.empty_like(w) if narrow and grad_w is not None else None    # a chunk's W gradient
             gw = None if gw_mm is None else grad_w.new_empty(WIDEN_ROWS, grad_w.shape[1])   # widens gw_mm's rows

@@ -4,10 +4,10 @@ What a compiled training step's backward recomputes under three settings of the 
 clipping): torch's defaults, a memory budget of 0.5 with pointwise recomputation, and pointwise recomputation
 alone (train.py's default). For each: the matmuls (aten::mm) and flash-attention forwards of one step, from
 a profiled step (the eager step makes 21 matmuls and one attention forward per layer, plus 3 per head chunk),
-the resident memory one step adds to what was live when it began (weights, optimizer state and gradients
-from the previous step excluded) and the median of 3 step times. Each setting compiles afresh in the order
-given; the times are one process's, taken minutes apart: bench.py's interleaved runs are the speed
-comparison, these the counts and memory.
+the resident memory one step adds to what was live when it began (its gradients, activations and
+temporaries; the weights and optimizer state were live before) and the median of 3 step times. Each
+setting compiles afresh in the order given; the times are one process's, taken minutes apart: bench.py's
+interleaved runs are the speed comparison, these the counts and memory.
 
     python results/performance/recompute.py 512
     python results/performance/recompute.py 1024

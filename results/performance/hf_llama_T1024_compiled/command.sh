@@ -1,1 +1,1 @@
-python bench.py --against=hf --rounds=2 --json_out=out/bench/hf_T1024_compiled.json
+python bench.py --against=hf --rounds=2 --json_out=results/performance/hf_llama_T1024_compiled/results.json

@@ -1,0 +1,1 @@
+python results/performance/head_chunk.py

@@ -1,0 +1,1 @@
+python results/performance/recompute.py 1024

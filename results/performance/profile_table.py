@@ -12,8 +12,10 @@ import collections
 import gzip
 import json
 
+COMPILED_GRAPH = 'CompiledFxGraph'     # in the name of each call of an inductor-compiled graph
+
 GROUPS = (      # (group, test on the op's name, its input sizes and the vocabulary size), first match wins
-    ("inductor's fused kernels (compiled)", lambda name, dims, vocab: 'CompiledFxGraph' in name),
+    ("inductor's fused kernels (compiled)", lambda name, dims, vocab: COMPILED_GRAPH in name),
     ('matmuls', lambda name, dims, vocab: name in ('aten::mm', 'aten::addmm', 'aten::bmm', 'aten::baddbmm')),
     ('attention kernel (forward + backward)', lambda name, dims, vocab: 'flash_attention' in name),
     ('vocabulary-sized tensors: log-softmax, its gradient, casts; W and wte gradients',
@@ -31,7 +33,8 @@ def self_times(events):
     out = collections.defaultdict(lambda: [0, 0.0])
     by_thread = collections.defaultdict(list)
     for e in events:
-        if e.get('ph') == 'X' and (e.get('name', '').startswith('aten::') or 'CompiledFxGraph' in e.get('name', '')):
+        name = e.get('name', '')
+        if e.get('ph') == 'X' and (name.startswith('aten::') or COMPILED_GRAPH in name):
             by_thread[e['tid']].append(e)
     for evs in by_thread.values():
         evs.sort(key=lambda e: (e['ts'], -e['dur']))

@@ -43,15 +43,16 @@ def check_shape(config):
             raise ValueError(f"--{key} must be >= {low}, got {config[key]}")
 
 
-def model_args(config, vocab_size, seq_len):
+def model_args(config, task):
     """GPTConfig keyword arguments from the keys of config that name its fields; the task fixes vocab_size,
-    and block_size 0 means the task's sequence length seq_len. Raises ValueError when block_size < seq_len
-    or a size is out of range (check_shape)."""
+    n_class and pad_id, and block_size 0 means the task's sequence length. Raises ValueError when block_size
+    is below the task's sequence length or a size is out of range (check_shape)."""
     check_shape({k: v for k, v in config.items() if k != 'vocab_size'})
     args = {f.name: config[f.name] for f in fields(GPTConfig) if f.name in config}
-    args.update(vocab_size=vocab_size, block_size=config.get('block_size') or seq_len)
-    if seq_len > args['block_size']:
-        raise ValueError(f"the task's sequences have length {seq_len} > block_size={args['block_size']}")
+    args.update(vocab_size=task.vocab_size, n_class=task.n_class, pad_id=task.pad_id,
+                block_size=config.get('block_size') or task.block_size)
+    if task.block_size > args['block_size']:
+        raise ValueError(f"the task's sequences have length {task.block_size} > block_size={args['block_size']}")
     return args
 
 

@@ -39,6 +39,9 @@ class GPTConfig:
     n_head: int = 8
     n_embd: int = 512
     bias: bool = False           # biases in attention and MLP linears (paper 1's parameter counts need True)
+    causal: bool = True          # False: every position attends to (MixiT: mixes) all block_size positions
+    n_class: int = 0             # > 0: the head has n_class outputs (sequence classification), not vocab_size
+    pad_id: int = -1             # >= 0: this token's embedding is zero and never trained (padding)
     variant: str = 'standard'    # a row of VARIANTS: sets the flags below that are left at None
     # attention
     attn: str | None = None              # 'softmax' | 'mixit'
@@ -67,6 +70,9 @@ class GPTConfig:
     freeze_norm: bool | None = None
 
     def __post_init__(self):
+        if self.n_class < 0 or self.pad_id >= self.vocab_size:
+            raise ValueError(f"need n_class >= 0 and pad_id < vocab_size={self.vocab_size}, got "
+                             f"n_class={self.n_class}, pad_id={self.pad_id}")
         if self.variant not in VARIANTS:
             raise ValueError(f"unknown variant {self.variant!r}; choose from {', '.join(VARIANTS)}")
         for name, value in {**BASE, **VARIANTS[self.variant]}.items():   # a flag left at None: the variant's
@@ -126,27 +132,33 @@ def rotary(x, cos, sin):
 
 
 def mixit_matrices(config, layer):
-    """MixiT's static mixing matrices A for one layer (paper 1, eq. 2.3; causal and row-centred as the authors'
-    code, docs/deviations.md#mixit-mixing-matrices).
+    """MixiT's static mixing matrices A for one layer (paper 1, eq. 2.3, as the authors' code builds them;
+    docs/deviations.md#mixit-mixing-matrices).
 
-    A_h = tril(I + sigma_h (tril(M_h) - c_h)),  M_h ~ N(0, 1) of size m x m, c_i = mean_{j<=i} M_ij,
-    so every row sums to 1 and position i mixes only positions <= i. With config.mixit_sink_head, head 0 is a
-    sink: 0.5 I with column 0 set to 0.5 in the authors' block (entry (0, 0) is 0.5, so row 0 sums to 0.5),
-    0.5 I + 0.5 e_1 in the plain block (every row sums to 1). Returns (n_head, m, m), float32, drawn from
-    config.mixit_seed and the layer index so that the model is reproducible from its config alone.
+    Causal (config.causal, the language and algorithmic tasks): A_h = tril(I + sigma_h (tril(M_h) - c_h)),
+    M_h ~ N(0, 1) of size m x m, c_i = mean_{j<=i} M_ij, so every row sums to 1 and position i mixes only
+    positions <= i. Non-causal (the authors' sentiment classifier, is_causal=False): A_h = I + sigma_h (M_h - c_h)
+    with M_h dense and c_i = sum_j M_ij / (i + 1), the causal drift applied to dense rows: rows are not centred,
+    and row i sums to 1 + sigma_h (1 - m / (i + 1)) sum_j M_ij (row 0's off-diagonal entries all have the sign
+    of -sum_j M_0j). With config.mixit_sink_head, head 0 is a sink: 0.5 I with column 0 set to 0.5 in the
+    authors' block (entry (0, 0) is 0.5, so row 0 sums to 0.5), 0.5 I + 0.5 e_1 in the plain block (every row
+    sums to 1). Returns (n_head, m, m), float32, drawn from config.mixit_seed and the layer index so that the
+    model is reproducible from its config alone.
     """
     m, H = config.block_size, config.n_head
     g = torch.Generator().manual_seed(config.mixit_seed * 100_003 + layer)
-    M = torch.randn(H, m, m, generator=g).tril()
+    M = torch.randn(H, m, m, generator=g)
+    M = M.tril() if config.causal else M
     n_support = torch.arange(1, m + 1, dtype=torch.float32)
-    c = M.sum(dim=-1, keepdim=True) / n_support[:, None]          # row mean over the causal support
+    c = M.sum(dim=-1, keepdim=True) / n_support[:, None]          # causal: the row mean over positions <= i
     if config.mixit_scale == 'paper':
         sigma = torch.full((H, 1, 1), 1 / math.sqrt(config.n_embd * m))
     else:  # authors' code: sigma_h uniform between 1/sqrt(m n_h) and 1/sqrt(m)
         n_h = config.head_dim
         u = torch.rand(H, 1, 1, generator=g)
         sigma = 1 / math.sqrt(m * n_h) + u * (1 / math.sqrt(m) - 1 / math.sqrt(m * n_h))
-    A = (torch.eye(m) + sigma * (M - c)).tril()
+    A = torch.eye(m) + sigma * (M - c)
+    A = A.tril() if config.causal else A
     if config.mixit_sink_head:
         A[0] = 0.5 * torch.eye(m)
         if config.mixit_block == 'code':
@@ -166,6 +178,7 @@ class Attention(nn.Module):
     def __init__(self, config, layer):
         super().__init__()
         self.n_head, self.head_dim, self.v_dim = config.n_head, config.head_dim, config.v_dim
+        self.causal = config.causal
         self.mixit = config.attn == 'mixit'
         if self.mixit:  # no W_Q, W_K: the attention pattern is a fixed random matrix per head
             self.register_buffer('A', mixit_matrices(config, layer), persistent=False)
@@ -187,7 +200,7 @@ class Attention(nn.Module):
         else:
             v = v.view(B, T, self.n_head, self.v_dim).transpose(1, 2)                    # (B, H, T, v_dim)
             q, k = self.query_key(x, rope)
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=self.scale)
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal, scale=self.scale)
         if self.c_proj is None:  # paper 2: heads write full-width values that are summed
             return y.sum(dim=1)
         out = self.c_proj(y.transpose(1, 2).reshape(B, T, C))
@@ -203,14 +216,14 @@ class Attention(nn.Module):
         return q, k
 
     def probs(self, x, rope):
-        """The attention weights that forward applies to the values: (B, H, T, T), row t over positions <= t.
-        Softmax rows sum to 1; MixiT's rows are its static A (entries may be negative; every row sums to 1 but
-        row 0 of the authors' sink head, 0.5)."""
+        """The attention weights that forward applies to the values: (B, H, T, T), row t over positions <= t
+        (every position when not causal). Softmax rows sum to 1; MixiT's rows are its static A (entries may be
+        negative; see mixit_matrices for their sums)."""
         B, T, _ = x.shape
         if self.mixit:
             return self.A[:, :T, :T].expand(B, -1, -1, -1)
         q, k = self.query_key(x, rope)
-        return attention(q * self.scale, k, causal=True)
+        return attention(q * self.scale, k, causal=self.causal)
 
 
 class MLP(nn.Module):
@@ -372,12 +385,14 @@ class GPT(nn.Module):
         self.config = config
         n_blocks = 1 if config.looped else config.n_layer
         self.transformer = nn.ModuleDict(dict(
-            wte=nn.Embedding(config.vocab_size, config.n_embd),
+            wte=nn.Embedding(config.vocab_size, config.n_embd,
+                             padding_idx=config.pad_id if config.pad_id >= 0 else None),
             wpe=nn.Embedding(config.block_size, config.n_embd) if config.pos_emb else None,
             h=nn.ModuleList([Block(config, layer) for layer in range(n_blocks)]),
             ln_f=make_norm(config),
         ))
-        self.lm_head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
+        # the output layer: next-token logits, or with n_class a sequence classifier's (the authors' `score`)
+        self.lm_head = nn.Linear(config.n_embd, config.n_class or config.vocab_size, bias=False)
         self.head_scale = width_scale(config, config.base_width)
         if config.rope:
             inv_freq = 1.0 / (10000 ** (torch.arange(0, config.head_dim, 2).float() / config.head_dim))
@@ -392,7 +407,7 @@ class GPT(nn.Module):
         convention, docs/deviations.md#initialisation) except in the authors' MixiT block, where they are
         N(0, 0.02) too; with init='uniform' the blocks keep PyTorch's Linear default
         U(-1/sqrt(fan_in), 1/sqrt(fan_in)) (paper 2). W_Q and W_K take N(0, qk_init_std) instead (0.02 unless
-        a config says otherwise)."""
+        a config says otherwise). The padding token's embedding (pad_id) is zero."""
         c = self.config
         for name, p in self.named_parameters():
             if name.endswith('bias'):
@@ -404,6 +419,9 @@ class GPT(nn.Module):
                 elif name.endswith(('c_q.weight', 'c_k.weight')):
                     std = c.qk_init_std
                 nn.init.normal_(p, mean=0.0, std=std)
+        if c.pad_id >= 0:                   # padding_idx: zero, and nn.Embedding never updates it
+            with torch.no_grad():
+                self.transformer.wte.weight[c.pad_id].zero_()
 
     def _freeze(self):
         c = self.config
@@ -490,14 +508,14 @@ class GPT(nn.Module):
         of tokens that have a target (ChunkedHeadLoss skips the others; 1 for language modeling).
         A linear in -> out costs 2*in*out forward, 2*in*out for its input gradient (every variant trains wte, so
         input gradients are always needed) and 2*in*out for its weight gradient only when the weight is
-        trainable. Attention is causal and counted as the work it needs: the token at position t (1-based)
-        attends to t positions, (T+1)/2 on average. Softmax: S = q k^T, y = P v forward; dP, dv, dq, dk
-        backward. MixiT: y = A v forward, dv = A^T dy backward (A is a fixed buffer: no dA, no q, k or scores).
+        trainable. Attention is counted as the work it needs: causal, the token at position t (1-based)
+        attends to t positions, (T+1)/2 on average; non-causal, to all T. Softmax: S = q k^T, y = P v forward;
+        dP, dv, dq, dk backward. MixiT: y = A v forward, dv = A^T dy backward (A is a fixed buffer: no dA, no q, k or scores).
         Embeddings, norms, activations, rotary, loss, optimizer: not counted."""
         def linear(m):
             return 2 * m.in_features * m.out_features * (3 if m.weight.requires_grad else 2)
 
-        Tc = (T + 1) / 2
+        Tc = (T + 1) / 2 if self.config.causal else T
         flops = 0.0
         for block in self.transformer.h:
             a = block.attn

@@ -38,6 +38,8 @@ class Task:
     scored_tokens: tuple | None = None   # (lo, hi): only targets in [lo, hi) count for accuracy (k-hop)
     stored_bits: float = 0.0             # memorization: the information in its training set, in bits
     train_on_test: bool = False          # fresh samples may repeat test examples (the authors' streams)
+    n_class: int = 0                     # > 0: targets are class indices for an n_class-way head (sentiment)
+    pad_id: int = -1                     # >= 0: the padding token, whose embedding stays zero
 
     def __post_init__(self):
         self._test_rows = set(map(bytes, self.test[0]))
@@ -946,17 +948,24 @@ def crop_unscored(x, y):
 
 
 def sentiment(seed=0, fixed_train=False, n_train=None, n_test=0, data_dir=os.path.join(DATA_DIR, 'yelp'),
-              block_size=256, compact_vocab=False, padding='left'):
-    """Text classification (paper 1, Table 3, Yelp polarity): a text's first block_size tokens, padded with
-    <|endoftext|>; the target at its last (non-pad) token is the label as a token id (0 negative, 1 positive;
-    every other target -1). padding 'left': the text ends at position block_size - 1, so every label sits at the
-    last position, as in the authors' classifier (the Llama tokenizer pads on the left); 'right': the text from
-    position 0. Metric: accuracy over the test split (n_test > 0: a seeded random subset of that size). The test
-    set is sorted by length so right-padded evaluation batches crop well (crop_unscored). compact_vocab: as lm,
-    with the label ids kept. Training draws texts uniformly from the training split (with replacement).
-    fixed_train and n_train are accepted for a uniform interface and unused. Raises DataError."""
+              block_size=256, compact_vocab=False, padding='left', label='token', bos=False):
+    """Text classification (paper 1, Table 3, Yelp polarity): a text's first block_size tokens, padded; the
+    target at its last (non-pad) token is the label, every other target -1. label 'class': the label's index
+    among the dataset's sorted labels, for an n_class-way head (task.n_class; the authors' classifier, a `score`
+    head on the last non-pad token); 'token': the label as a token id (0 negative, 1 positive) scored through
+    the vocabulary-wide head. bos: <|endoftext|> at position 0 (as the authors' Llama tokenizer's BOS) and the
+    text after it, padded with a token of its own (id vocab_size - 1); without bos the pad is <|endoftext|>.
+    task.pad_id is the pad's id (its embedding stays zero, the authors' padding_idx). padding 'right': the
+    text from position 0 (the authors' tokenizer); 'left': the text ends at position block_size - 1. Metric:
+    accuracy over the test split (n_test > 0: a seeded random subset of that size). The test set is sorted by
+    length so right-padded evaluation batches of causal models crop well (crop_unscored). compact_vocab: as
+    lm, with the label ids kept for label 'token'. Training draws texts uniformly from the training split (with
+    replacement). fixed_train and n_train are accepted for a uniform interface and unused. Raises DataError,
+    or ValueError for a padding or label it does not know."""
     if padding not in ('right', 'left'):
         raise ValueError(f"sentiment_padding must be 'right' or 'left', got {padding!r}")
+    if label not in ('class', 'token'):
+        raise ValueError(f"sentiment_label must be 'class' or 'token', got {label!r}")
     meta = load_prepared(data_dir, 'sentiment')
     split = {}
     for s in ('train', 'test'):
@@ -965,20 +974,25 @@ def sentiment(seed=0, fixed_train=False, n_train=None, n_test=0, data_dir=os.pat
     labels = np.unique(np.concatenate([d[:, 2] for _, d in split.values()]))
     if len(labels) < 2:
         raise DataError(f"{data_dir}: only label(s) {labels.tolist()}; classification needs two or more")
-    ids = compact_ids([t for t, _ in split.values()], [meta['eot'], *labels]) if compact_vocab else None
+    label_ids = labels if label == 'token' else []
+    ids = compact_ids([t for t, _ in split.values()], [meta['eot'], *label_ids]) if compact_vocab else None
     V = len(ids) if ids is not None else max(meta['vocab_size'], int(labels.max()) + 1)
     table = np.zeros(2 ** 16, dtype=np.int64)
     table[ids if ids is not None else np.arange(V)] = np.arange(V)
-    T, pad = block_size, meta['eot']
+    target = table[labels] if label == 'token' else np.arange(len(labels))      # of each label, in labels' order
+    T, first_text = block_size, int(bos)
+    pad, V = (V, V + 1) if bos else (table[meta['eot']], V)
 
     def batch(tokens, docs):
-        x = np.full((len(docs), T), table[pad], dtype=np.int64)
+        x = np.full((len(docs), T), pad, dtype=np.int64)
         y = np.full((len(docs), T), -1, dtype=np.int64)
-        for i, (start, end, label) in enumerate(docs):
-            n = min(end - start, T)
-            first = 0 if padding == 'right' else T - n
+        for i, (start, end, lab) in enumerate(docs):
+            n = min(end - start, T - first_text)
+            first = first_text if padding == 'right' else T - n
             x[i, first:first + n] = table[tokens[start:start + n]]
-            y[i, first + n - 1] = table[label]
+            if bos:
+                x[i, first - 1] = table[meta['eot']]
+            y[i, first + n - 1] = target[np.searchsorted(labels, lab)]
         return x, y
 
     test_tokens, test_docs = split['test']
@@ -990,9 +1004,11 @@ def sentiment(seed=0, fixed_train=False, n_train=None, n_test=0, data_dir=os.pat
     def sample(rng, n):
         return batch(train_tokens, train_docs[rng.integers(0, len(train_docs), n)])
 
-    task = Task('sentiment', V, T, test=batch(test_tokens, test_docs), sample=sample)
+    task = Task('sentiment', V, T, test=batch(test_tokens, test_docs), sample=sample,
+                n_class=len(labels) if label == 'class' else 0, pad_id=int(pad))
     task.token_ids = ids
     return task
+
 
 TASKS = {
     'decimal_addition': decimal_addition,

@@ -88,7 +88,10 @@ lm_compact_vocab = False        # relabel the ids that occur to 0..K-1: a K-way 
 sentiment_data_dir = 'data/yelp'
 sentiment_block_size = 256      # texts truncated / padded to this; the label is the target at the last token
 sentiment_compact_vocab = False
-sentiment_padding = 'left'      # every text ends at the last position (the authors' classifier); or 'right'
+sentiment_padding = 'left'      # 'left': every text ends at the last position; 'right': starts at position 0
+sentiment_label = 'token'       # 'class': an n-class head on the last text token (the authors' classifier);
+                                # 'token': the label's token id through the vocabulary-wide head
+sentiment_bos = False           # <|endoftext|> at position 0, pads a token of their own (the authors' BOS)
 # ----------------------------------------------------------------------------- model (model.py)
 declare(globals(), GPTConfig, n_layer=2, n_head=4, n_embd=128)   # every GPTConfig field is a key (--help)
 block_size = 0                  # 0: the task's sequence length
@@ -104,7 +107,8 @@ beta2 = 0.95
 grad_clip = 1.0                 # 0: off
 warmup_iters = 100
 lr_decay_iters = 0              # 0: max_iters
-min_lr_ratio = 0.1              # cosine decays to learning_rate * min_lr_ratio
+lr_schedule = 'cosine'          # after warm-up: 'cosine' | 'linear' decay to learning_rate * min_lr_ratio
+min_lr_ratio = 0.1              # the decay ends at learning_rate * min_lr_ratio
 # ----------------------------------------------------------------------------- system
 device = 'auto'                 # auto | cpu | cuda | cuda:N | mps
 dtype = 'auto'                  # auto | bfloat16 | float16 | float32 | float64 (auto on a CPU: its faster
@@ -142,6 +146,8 @@ def check_flags():
         fail(f"--activation_memory_budget must be in [0, 1], got {activation_memory_budget}")
     if not 0 <= min_lr_ratio <= 1:
         fail(f"--min_lr_ratio must be in [0, 1], got {min_lr_ratio}")
+    if lr_schedule not in ('cosine', 'linear'):
+        fail(f"--lr_schedule must be 'cosine' or 'linear', got {lr_schedule!r}")
     for key, value in dict(beta1=beta1, beta2=beta2).items():
         if not 0 <= value < 1:
             fail(f"--{key} must be in [0, 1), got {value}")
@@ -263,7 +269,7 @@ if wandb_log and master:
         fail("wandb_log=True needs the wandb package: pip install wandb")
 try:
     data = make_task(config)
-    model_args = make_model_args(config, data.vocab_size, data.block_size)
+    model_args = make_model_args(config, data)
 except ValueError as e:
     fail(e)
 T = data.block_size
@@ -323,7 +329,9 @@ def to_device(a):
     return t.to(device)
 
 
-crop = crop_unscored   # right-padded batches (sentiment, retrieval, Dyck): drop trailing unscored columns
+# right-padded batches (sentiment, retrieval, Dyck) drop their trailing unscored columns, which the outputs of a
+# causal model at scored positions do not depend on; a non-causal model sees every column
+crop = crop_unscored if model_args['causal'] else (lambda x, y: (x, y))
 
 
 def get_batch(rng):
@@ -388,14 +396,16 @@ def evaluate():
 
 
 def get_lr(it):
-    """Linear warmup, then cosine decay to learning_rate * min_lr_ratio at lr_decay_iters."""
+    """Linear warmup, then a cosine (lr_schedule='cosine') or linear ('linear', the authors' classifier and depth
+    runs with min_lr_ratio=0) decay to learning_rate * min_lr_ratio at lr_decay_iters."""
     decay_iters = lr_decay_iters or max_iters
     if it < warmup_iters:
         return learning_rate * (it + 1) / (warmup_iters + 1)
     if it >= decay_iters:
         return learning_rate * min_lr_ratio
     progress = (it - warmup_iters) / max(1, decay_iters - warmup_iters)
-    return learning_rate * (min_lr_ratio + (1 - min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * progress)))
+    left = 1 - progress if lr_schedule == 'linear' else 0.5 * (1 + math.cos(math.pi * progress))
+    return learning_rate * (min_lr_ratio + (1 - min_lr_ratio) * left)
 
 
 def write_atomically(path, write):

@@ -1,24 +1,34 @@
-# Yelp polarity sentiment classification (paper 1, Tables 3 and 10: test accuracy), variant frozen_mlp.
+# Yelp polarity sentiment classification (paper 1, Tables 3 and 10: test accuracy), variant frozen_mlp, as the authors'
+# README command (trainer_classifier.py --task yelp_polarity --max_seq_len 256 --max_steps=3000 --n_embd=1024
+# --n_head=16 --learning_rate=5e-4, its defaults otherwise; docs/deviations.md#sentiment-classifier).
 # python tasks.py prepare yelp                   (once: fancyzhx/yelp_polarity, 560,000 train / 38,000 test -> data/yelp)
-# torchrun --standalone --nproc_per_node=8 train.py config/yelp_frozen_mlp.py
-# 256 sequences/iter = 32 micro-batch x 1 accum x 8 GPUs (1 GPU: the same batch, 8x the accumulation)
-# reviews truncated to 256 tokens and padded on the left (the authors' classifier): the label is the target at
-# the last position
-# Hyperparameters: paper 1 Table 8 (the best found for MixiT, used for every variant here).
-# Table 7 grid searched per architecture: layers [4, 8], width [512, 1024], heads [4, 8, 16, 64], lr [1e-3, 5e-4, 1e-4], batch [256, 512, 1024].
-# Steps: not given by the paper; 10,000 here (~4.6 passes over the training reviews). Warmup: 200.
+# python train.py config/yelp_frozen_mlp.py             (IMDb instead: --sentiment_data_dir=data/imdb)
+# <|endoftext|> then a review's first 255 tokens, right-padded to 256 with a pad whose embedding stays zero;
+# non-causal attention / mixing over all 256 positions; a 2-way head on the last review token. 32 reviews/iter
+# (their per-device batch in one process), 3,000 steps; HF AdamW (beta2 0.999, weight decay 0.01), warm-up
+# max(0.04 x steps, 500) = 500, then linear decay to 0; fp32. Paper 1's Table 8 gives batch 256.
 
 task = 'sentiment'
 sentiment_data_dir = 'data/yelp'
 sentiment_block_size = 256
+sentiment_padding = 'right'
+sentiment_label = 'class'
+sentiment_bos = True
 variant = 'frozen_mlp'
+causal = False
+bias = True
+base_width = 1                  # the classifier leaves base_hidden_size at 1 (mixit_block='code' only)
 n_layer = 4
 n_embd = 1024
 n_head = 16
+batch_size = 32
+max_iters = 3000
 learning_rate = 5e-4
-batch_size = 256
-micro_batch_size = 32
-max_iters = 10000
-warmup_iters = 200
-eval_interval = 1000
+weight_decay = 0.01
+beta2 = 0.999
+warmup_iters = 500
+lr_schedule = 'linear'
+min_lr_ratio = 0.0
+eval_interval = 500
+dtype = 'float32'
 out_dir = 'out/yelp_frozen_mlp'

@@ -384,3 +384,89 @@ def test_chunked_loss_under_bf16_autocast(device, monkeypatch):
     for name, g in plain_grads.items():
         assert grads[name].dtype == g.dtype == torch.float32
         torch.testing.assert_close(grads[name], g, rtol=5e-2, atol=5e-2 * g.abs().max().item())
+
+
+# ---- the authors' sentiment classifier: non-causal mixing and attention, a class head, a frozen pad
+
+def authors_noncausal_mixing(H, m, n_h, seed, layer):
+    """trainer_classifier.py's matrix (modeling_llama.py, is_causal=False) from the draws mixit_matrices makes:
+    noise = sigma M, drift_i = sum_j noise_ij / (i + 1) over the dense row, A = I + noise - drift, no tril; the
+    sink head 0.5 I with column 0 set to 0.5."""
+    g = torch.Generator().manual_seed(seed * 100_003 + layer)
+    M = torch.randn(H, m, m, generator=g)
+    u = torch.rand(H, 1, 1, generator=g)
+    sigma = 1 / (m * n_h) ** 0.5 + u * (1 / m ** 0.5 - 1 / (m * n_h) ** 0.5)
+    noise = sigma * M
+    drift = (noise.sum(-1) / torch.arange(1, m + 1)).unsqueeze(-1)
+    A = torch.eye(m) + (noise - drift)
+    sink = 0.5 * torch.eye(m)
+    sink[:, 0] = 0.5
+    A[0] = sink
+    return A, sigma, M
+
+
+def test_noncausal_mixit_is_the_authors_classifier_matrix():
+    H, m = 4, 64
+    model = tiny('mixit', n_head=H, n_embd=32, block_size=m, causal=False)
+    for layer, block in enumerate(model.transformer.h):
+        expected, sigma, M = authors_noncausal_mixing(H, m, 32 // H, 0, layer)
+        A = block.attn.A
+        torch.testing.assert_close(A, expected, atol=1e-6, rtol=0)
+        upper = torch.ones(m, m, dtype=torch.bool).triu(1)
+        assert (A[1:, upper] != 0).all()                                # dense: every position mixes every other
+        i = torch.arange(m)
+        row_sums = 1 + sigma[1:, :, 0] * (1 - m / (i + 1)) * M[1:].sum(-1)   # not centred: 1 only at i = m - 1
+        torch.testing.assert_close(A[1:].sum(-1), row_sums, atol=1e-5, rtol=1e-5)
+        S = M[1:, 0].sum(-1, keepdim=True)                              # row 0's drift is its whole sum
+        off = A[1:, 0, 1:]                                              # row 0 off the diagonal: sigma (M_0j - S)
+        torch.testing.assert_close(off, sigma[1:, 0] * (M[1:, 0, 1:] - S), atol=1e-6, rtol=1e-5)
+        one_signed = S.squeeze(1).abs() > M[1:, 0].abs().max(-1).values  # then every entry has the sign of -S
+        assert one_signed.any()
+        for h in one_signed.nonzero().flatten():
+            assert (torch.sign(off[h]) == -torch.sign(S[h])).all()
+        assert torch.equal(A[0, :, 0], torch.full((m,), 0.5)) and A[0, 0, 0] == 0.5
+
+
+@pytest.mark.parametrize('variant', PAPER1)
+def test_noncausal_models_see_later_tokens_and_probs_are_forward(variant):
+    model = tiny(variant, causal=False, n_head=4, n_embd=32).eval()
+    x = torch.randint(0, 11, (2, 12))
+    y = x.clone()
+    y[:, 11] = (y[:, 11] + 1) % 11                                      # change only the last token
+    with torch.no_grad():
+        a, _ = model(x, x)
+        b, _ = model(y, y)
+    assert not torch.allclose(a[:, 0], b[:, 0])                          # position 0 sees it
+    probs = model.attention_probs(x)
+    block = model.blocks()[0]
+    h, rope = block.ln_1(model.embed(x)[0]), model.embed(x)[1]
+    attn, w = block.attn, block.attn.width_scale
+    v = w * attn.c_v(h).view(2, 12, 4, attn.v_dim).transpose(1, 2)
+    out = w * attn.c_proj((probs[0] @ v).transpose(1, 2).reshape(2, 12, -1))
+    torch.testing.assert_close(out, attn(h, rope), atol=1e-5, rtol=1e-4)
+    assert (probs[0][:, 1:, 0, 1:] != 0).all()                          # row 0 takes from later positions
+
+
+def test_class_head_loss_and_frozen_pad_embedding():
+    model = tiny('mixit', causal=False, n_class=2, pad_id=10, base_width=1)
+    assert model.lm_head.weight.shape == (2, 16)
+    assert model.head_scale == (1 / 16) ** 0.5                          # the authors' score: sqrt(1 / n)
+    assert (model.transformer.wte.weight[10] == 0).all()
+    x = torch.randint(0, 10, (3, 12))
+    x[:, 8:] = 10                                                        # right-padded
+    y = torch.full((3, 12), -1)
+    y[:, 7] = torch.tensor([0, 1, 1])                                    # the label at the last text token
+    model.eval()
+    logits, loss = model(x, y, scored_only=True)
+    assert logits.shape == (3, 2)
+    torch.testing.assert_close(loss, torch.nn.functional.cross_entropy(logits, y[:, 7]))
+    model.train()
+    _, train_loss = model(x, y)
+    torch.testing.assert_close(train_loss, loss, atol=1e-5, rtol=1e-5)
+    opt = model.configure_optimizers(0.01, 1e-2, (0.9, 0.999), 'cpu')
+    train_loss.backward()
+    assert (model.transformer.wte.weight.grad[10] == 0).all()
+    opt.step()
+    assert (model.transformer.wte.weight[10] == 0).all()                 # weight decay and Adam leave it at 0
+    with pytest.raises(ValueError, match='pad_id'):
+        GPTConfig(vocab_size=11, pad_id=11)

@@ -17,6 +17,7 @@ import regex
 import tiktoken
 import torch
 
+import common
 import tasks
 from configurator import run_command
 from model import GPT, GPTConfig
@@ -256,6 +257,32 @@ def test_sentiment_batching_and_padding(enc, tmp_path):
         assert ly[row].tolist() == [-1] * (T - 1) + [label]
     with pytest.raises(ValueError, match='padding'):
         tasks.make_task('sentiment', data_dir=data, block_size=T, padding='middle')
+
+
+def test_sentiment_as_the_authors_classifier(enc, tmp_path):
+    """label='class', bos=True: <|endoftext|> at position 0, the text, then a pad token of its own; the target
+    is the class index at the last text token; the model's head has n_class outputs and the pad a frozen row."""
+    write_labelled(tmp_path)
+    data = str(tmp_path / 'data')
+    tasks.prepare('s', [str(tmp_path / 'sentences'), str(tmp_path / 'reviews_train.csv'), str(tmp_path / 'lines.txt')],
+                  task='sentiment', enc=enc, out_dir=data)
+    T = 6
+    task = tasks.make_task('sentiment', data_dir=data, block_size=T, padding='right', label='class', bos=True)
+    assert task.n_class == 2 and task.pad_id == enc.n_vocab and task.vocab_size == enc.n_vocab + 1
+    x, y = task.test
+    ids = [enc.encode_ordinary(t) for t in ('bad', 'good good')]
+    for row, label in zip(range(2), (0, 1)):
+        k = min(len(ids[row]), T - 1)                                # the text after the BOS, truncated
+        assert x[row, 0] == enc.eot_token and x[row, 1:1 + k].tolist() == ids[row][:k]
+        assert (x[row, 1 + k:] == task.pad_id).all()
+        assert y[row].tolist() == [-1] * k + [label] + [-1] * (T - 1 - k)
+    compact = tasks.make_task('sentiment', data_dir=data, block_size=T, padding='right', label='class', bos=True,
+                              compact_vocab=True)
+    assert compact.pad_id == compact.vocab_size - 1 and compact.test[1].max() == 1
+    args = common.model_args(dict(n_layer=1, n_head=2, n_embd=8, causal=False), task)
+    assert (args['n_class'], args['pad_id'], args['block_size']) == (2, task.pad_id, T)
+    with pytest.raises(ValueError, match='label'):
+        tasks.make_task('sentiment', data_dir=data, block_size=T, label='word')
 
 
 def test_errors_are_one_line(tmp_path, capsys):

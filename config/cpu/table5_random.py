@@ -1,22 +1,25 @@
 # Paper 1, Table 5 at CPU scale: MixiT against the random transformer (Zhong & Andreas 2024: only embeddings,
-# positions and head trained) by depth, on decimal addition; variant random. Both as the authors' depth script:
-# the same width and heads for both (heads of width 1), trained from scratch, depth set on the command line.
+# positions and head trained) by depth, on decimal addition; variant random. Both set up as the authors' depth script
+# (depth.py, task_additionstream.py): heads of width 4 (their 512 x 128), lr 1e-2, weight decay 1e-3, AdamW
+# beta2 0.999, warm-up then a cosine decay to 0; trained from scratch, depth on the command line.
 # python train.py config/cpu/table5_random.py --n_layer=8
-# python results/paper1/sweeps.py run --sweep=depth     # depths 2, 4, 8, 16 of both; docs/paper1.md#depth
+# python results/paper1/sweeps.py run --sweep=depth     # depths 2, 4, 8 of both, 3 seeds; docs/paper1.md#depth
 # 128 sequences/iter x 13 tokens (two 3-digit numbers, the paper: 10 digits), one process.
 
 task = 'decimal_addition'
 decimal_addition_n_digits = 3
 variant = 'random'
 n_layer = 2
-n_embd = 64
-n_head = 64
-learning_rate = 3e-3
-weight_decay = 0.1
+n_embd = 128
+n_head = 32
+learning_rate = 1e-2
+weight_decay = 1e-3
+beta2 = 0.999
 batch_size = 128
-max_iters = 1000
-warmup_iters = 100
-eval_interval = 250
+max_iters = 2000
+warmup_iters = 50
+min_lr_ratio = 0.0
+eval_interval = 500
 log_interval = 100
 dtype = 'float32'
 compile = False

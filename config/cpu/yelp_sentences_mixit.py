@@ -4,26 +4,36 @@
 #   python tasks.py prepare yelp_sentences --task=sentiment --input=path/to/yelp-sentiment-sentences \
 #       --tokenizer=path/to/gpt2.tiktoken
 # OMP_NUM_THREADS=1 python train.py config/cpu/yelp_sentences_mixit.py
-# 64 sentences/iter x 200 iters (0.2 passes); sentences are <= 26 tokens, so block 64 truncates none and each batch
-# is cropped to its longest sentence. compact_vocab: the 10,713 ids that occur. ~2 min of one core.
+# Set up as the authors' classifier (as config/cpu/imdb_mixit.py; docs/deviations.md#sentiment-classifier):
+# <|endoftext|>, the sentence, pads to 64 (no sentence is longer than 26 tokens), non-causal, a 2-way head.
+# 64 sentences/iter x 200 iters (0.2 passes); compact_vocab: the 10,713 ids that occur.
 out_dir = 'out/cpu_yelp_sentences_mixit'
 task = 'sentiment'
 sentiment_data_dir = 'data/yelp_sentences'
 sentiment_block_size = 64
 sentiment_compact_vocab = True
-sentiment_padding = 'right'     # texts from position 0: test batches crop their trailing pads
+sentiment_padding = 'right'
+sentiment_label = 'class'
+sentiment_bos = True
 n_test = 4000
 variant = 'mixit'
+causal = False
+bias = True
+base_width = 1                  # the classifier leaves base_hidden_size at 1 (mixit_block='code' only)
 n_layer = 4
 n_embd = 128
 n_head = 4
 batch_size = 64
 max_iters = 200
 learning_rate = 2e-3
-warmup_iters = 20
+weight_decay = 0.01
+beta2 = 0.999
+warmup_iters = 33
+lr_schedule = 'linear'
+min_lr_ratio = 0.0
 eval_interval = 100
 eval_iters = 4
 log_interval = 10
 device = 'cpu'
-dtype = 'bfloat16'
+dtype = 'float32'
 compile = False

@@ -3,12 +3,13 @@ Paper 1's sweeps at CPU scale: each a knob turned on one CPU config, every value
 kept in results/paper1/<sweep>_<variant>_<value>/ (log.jsonl, command.sh; the covariance runs also
 covariance.json from `sde.py covariance`).
 
-    depth       Table 5:  MixiT and the random transformer at 2, 4, 8, 16 layers, decimal addition
+    depth       Table 5:  MixiT and the random transformer at 2, 4, 8 layers, decimal addition, 3 seeds
     heads       Table 11: MixiT with 4, 16, 64, 128 heads, Dyck-1 and decimal addition
     mmax        Fig. 2:   retrieval accuracy against m_max for the four variants
     covariance  Table 6:  last-layer token covariance of random and MixiT language models by depth
     lm          Tables 2, 9: WikiText-2 test log-perplexity of the four variants over 3 seeds
     imdb        Table 3:  sentiment of whole IMDb reviews, test accuracy of the four variants over 3 seeds
+    yelp        Table 3:  sentiment of Yelp sentences, test accuracy of the four variants over 3 seeds
 
     python results/paper1/sweeps.py list                      # every run, and whether its log is here
     python results/paper1/sweeps.py run --sweep=depth         # train the runs that have no log yet, one at a time
@@ -31,20 +32,13 @@ from configurator import fail, run_command  # noqa: E402
 
 VARIANTS = ('standard', 'frozen_qk', 'frozen_mlp', 'mixit')
 PREFIX = 'OMP_NUM_THREADS=1 python train.py'
-# the random transformer with 4 heads of width 16 at the frozen score scale of width 1024 (the config's heads of
-# width 1 have near-zero frozen scores: every head averages its prefix), a larger lr and longer training
-RANDOM_H4 = '--n_head=4 --qk_init_std=0.08 --learning_rate=1e-2 --max_iters=3000 --eval_interval=500'
 SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
-    'depth': ('layers', [(f'depth_mixit_{L}', 'config/cpu/table5_mixit.py', f'--n_layer={L}')
-                         for L in (2, 4, 8, 16)] +
-              [(f'depth_random_{L}', 'config/cpu/table5_random.py', f'--n_layer={L}') for L in (2, 4)] +
-              [(f'depth_random_h4_{L}', 'config/cpu/table5_random.py', f'--n_layer={L} {RANDOM_H4}')
-               for L in (2, 4, 8)] +
-              [(f'depth_mixit_nosink_{L}', 'config/cpu/table5_mixit.py', f'--n_layer={L} --mixit_sink_head=False')
-               for L in (8, 16)]),
-    'heads': ('heads', [(f'heads_{task}_mixit_{H}', config, f'--n_head={H}')      # up to heads of width 1
-                        for task, config, width in (('dyck1', 'config/cpu/dyck1_mixit.py', 128),
-                                                    ('decimal_addition', 'config/cpu/table5_mixit.py', 64))
+    'depth': ('layers', [(f'depth_{v}{"" if seed == 1 else f"_seed{seed}"}_{L}', f'config/cpu/table5_{v}.py',
+                          f'--n_layer={L} --seed={seed}')
+                         for v in ('mixit', 'random') for seed in (1, 2, 3) for L in (2, 4, 8)]),
+    'heads': ('heads', [(f'heads_{task}_mixit_{H}', f'config/cpu/{config}.py', f'--n_head={H}')   # heads of width >= 1
+                        for task, config, width in (('dyck1', 'dyck1_mixit', 128),
+                                                    ('decimal_addition', 'table11_decimal_addition_mixit', 64))
                         for H in (4, 16, 64, 128) if H <= width]),
     'mmax': ('m_max', [(f'mmax_{v}_{m}', f'config/cpu/retrieval_{v}.py', f'--retrieval_m_max={m} --max_iters=1000')
                        for v in VARIANTS for m in (2, 4, 8, 16)] +
@@ -58,8 +52,10 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                     for v in VARIANTS for seed in (1, 2, 3)]),
     'imdb': ('seed', [(f'imdb_{v}_{seed}', f'config/cpu/imdb_{v}.py', f'--seed={seed}')
                       for v in VARIANTS for seed in (1, 2, 3)] +
-             [('imdb_mixit_leftpad_1', 'config/cpu/imdb_mixit.py', '--seed=1 --sentiment_padding=left'),
-              ('imdb_mixit_1200steps_1', 'config/cpu/imdb_mixit.py', '--seed=1 --max_iters=1200 --eval_interval=300')]),
+             [(f'imdb_mixit_causal_{seed}', 'config/cpu/imdb_mixit.py', f'--seed={seed} --causal=True')
+              for seed in (1, 2, 3)]),
+    'yelp': ('seed', [(f'yelp_{v}_{seed}', f'config/cpu/yelp_sentences_{v}.py', f'--seed={seed}')
+                      for v in VARIANTS for seed in (1, 2, 3)]),
 }
 # paper 1's numbers: Table 5 (decimal addition accuracy %), Table 11 (MixiT accuracy %, width 512), Table 6
 # (token covariance, units of 1e-2); Fig. 2 is a plot without printed values
@@ -139,7 +135,7 @@ def list_runs():
     return 0
 
 
-def run(sweep='',       # the sweep to run: depth, heads, mmax, covariance, lm or imdb
+def run(sweep='',       # the sweep to run: depth, heads, mmax, covariance, lm, imdb or yelp
         only=''):       # comma-separated run names within it ('' = all)
     """Train a sweep's runs that have no log here, one at a time, and keep their logs and commands."""
     if sweep not in SWEEPS:

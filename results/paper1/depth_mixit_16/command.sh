@@ -1,1 +1,0 @@
-OMP_NUM_THREADS=1 python train.py config/cpu/table5_mixit.py --n_layer=16 --device=cpu --out_dir=out/sweeps/depth_mixit_16

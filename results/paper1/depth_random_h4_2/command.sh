@@ -1,1 +1,0 @@
-OMP_NUM_THREADS=1 python train.py config/cpu/table5_random.py --n_layer=2 --n_head=4 --qk_init_std=0.08 --learning_rate=1e-2 --max_iters=3000 --eval_interval=500 --device=cpu --out_dir=out/sweeps/depth_random_h4_2

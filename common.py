@@ -45,12 +45,16 @@ def check_shape(config):
 
 def model_args(config, task):
     """GPTConfig keyword arguments from the keys of config that name its fields; the task fixes vocab_size,
-    n_class and pad_id, and block_size 0 means the task's sequence length. Raises ValueError when block_size
-    is below the task's sequence length or a size is out of range (check_shape)."""
+    n_class and pad_id (a config may only repeat them), and block_size 0 means the task's sequence length.
+    Raises ValueError when block_size is below the task's sequence length, n_class or pad_id differ from the
+    task's, or a size is out of range (check_shape)."""
     check_shape({k: v for k, v in config.items() if k != 'vocab_size'})
     args = {f.name: config[f.name] for f in fields(GPTConfig) if f.name in config}
-    args.update(vocab_size=task.vocab_size, n_class=task.n_class, pad_id=task.pad_id,
-                block_size=config.get('block_size') or task.block_size)
+    fixed = dict(vocab_size=task.vocab_size, n_class=task.n_class, pad_id=task.pad_id)
+    for key, default in (('n_class', 0), ('pad_id', -1)):
+        if args.get(key, default) not in (default, fixed[key]):
+            raise ValueError(f"--{key} is the task's ({fixed[key]} here), got {args[key]}")
+    args.update(fixed, block_size=config.get('block_size') or task.block_size)
     if task.block_size > args['block_size']:
         raise ValueError(f"the task's sequences have length {task.block_size} > block_size={args['block_size']}")
     return args

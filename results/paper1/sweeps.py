@@ -53,7 +53,9 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
     'imdb': ('seed', [(f'imdb_{v}_{seed}', f'config/cpu/imdb_{v}.py', f'--seed={seed}')
                       for v in VARIANTS for seed in (1, 2, 3)] +
              [(f'imdb_mixit_causal_{seed}', 'config/cpu/imdb_mixit.py', f'--seed={seed} --causal=True')
-              for seed in (1, 2, 3)]),
+              for seed in (1, 2, 3)] +
+             [(f'imdb_{v}_bidirectional_1', f'config/cpu/imdb_{v}.py', '--seed=1 --causal=False')
+              for v in ('standard', 'frozen_qk')]),
     'yelp': ('seed', [(f'yelp_{v}_{seed}', f'config/cpu/yelp_sentences_{v}.py', f'--seed={seed}')
                       for v in VARIANTS for seed in (1, 2, 3)]),
 }

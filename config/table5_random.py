@@ -3,7 +3,7 @@
 # torchrun --standalone --nproc_per_node=8 train.py config/table5_random.py --n_layer=16
 # 1,000 sequences/iter = 125 micro-batch x 1 accum x 8 GPUs (1 GPU: the same batch, 8x the accumulation).
 # Settings of the authors' depth script (scripts/depth.sh, depth.py, task_additionstream.py): width 512,
-# 128 heads, batch 1,000, lr 1e-2 with 500 warm-up steps and a cosine decay to 0, weight decay 1e-3, HF AdamW's
+# 128 heads, biases, batch 1,000, lr 1e-2 with 500 warm-up steps and a cosine decay to 0, weight decay 1e-3, HF AdamW's
 # beta2 0.999; its train_steps=500 counts passes over 80,000 examples, 40,000 steps at batch 1,000.
 # CPU size: config/cpu/table5_random.py.
 
@@ -13,6 +13,7 @@ variant = 'random'
 n_layer = 8
 n_embd = 512
 n_head = 128
+bias = True
 learning_rate = 1e-2
 weight_decay = 1e-3
 beta2 = 0.999

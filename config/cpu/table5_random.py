@@ -1,6 +1,6 @@
 # Paper 1, Table 5 at CPU scale: MixiT against the random transformer (Zhong & Andreas 2024: only embeddings,
 # positions and head trained) by depth, on decimal addition; variant random. Both set up as the authors' depth script
-# (depth.py, task_additionstream.py): heads of width 4 (their 512 x 128), lr 1e-2, weight decay 1e-3, AdamW
+# (depth.py, task_additionstream.py): heads of width 4 (their 512 x 128), biases, lr 1e-2, weight decay 1e-3, AdamW
 # beta2 0.999, warm-up then a cosine decay to 0; trained from scratch, depth on the command line.
 # python train.py config/cpu/table5_random.py --n_layer=8
 # python results/paper1/sweeps.py run --sweep=depth     # depths 2, 4, 8 of both, 3 seeds; docs/paper1.md#depth
@@ -12,6 +12,7 @@ variant = 'random'
 n_layer = 2
 n_embd = 128
 n_head = 32
+bias = True
 learning_rate = 1e-2
 weight_decay = 1e-3
 beta2 = 0.999

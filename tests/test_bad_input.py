@@ -101,6 +101,7 @@ TRAIN_FLAGS = [
     (['--checkpoint_interval=-1'], '--checkpoint_interval must be >= 0'),
     (['--beta2=1.0'], '--beta2 must be in [0, 1)'),
     (['--min_lr_ratio=2'], '--min_lr_ratio must be in [0, 1]'),
+    (['--lr_schedule=step'], "--lr_schedule must be 'cosine' or 'linear'"),
     (['--activation_memory_budget=1.5'], '--activation_memory_budget must be in [0, 1]'),
     (['--seed=-1'], '--seed must be >= 0'),
     (['--n_head=0'], '--n_head must be >= 1'),

@@ -79,6 +79,24 @@ def test_command_line_errors_are_one_line(tmp_path):
         assert r.returncode == 2 and 'Traceback' not in r.stderr and message in r.stderr, r.stderr
 
 
+@pytest.mark.parametrize('schedule', ['cosine', 'linear'])
+def test_learning_rate_schedule(schedule, tmp_path):
+    """Warm-up to learning_rate over warmup_iters, then a cosine or linear decay to learning_rate * min_lr_ratio
+    at lr_decay_iters (the record of iteration it + 1 holds the rate that step it used)."""
+    run(TINY + ['--max_iters=12', f'--lr_schedule={schedule}', '--min_lr_ratio=0', f'--out_dir={tmp_path}'])
+    with open(os.path.join(tmp_path, 'train_log.jsonl')) as f:
+        lr = {r['iter'] - 1: r['lr'] for r in map(json.loads, f)}
+    peak, warmup, decay = 3e-3, 2, 12
+    for it, value in lr.items():
+        if it < warmup:
+            expected = peak * (it + 1) / (warmup + 1)
+        else:
+            p = (it - warmup) / (decay - warmup)
+            expected = peak * ((1 - p) if schedule == 'linear' else 0.5 * (1 + np.cos(np.pi * p)))
+        assert value == pytest.approx(expected, rel=1e-9, abs=1e-15), it
+    assert len(lr) == 12
+
+
 def test_log_line_has_mfu_from_tokens_per_second(tmp_path):
     """Every training record's MFU is tokens/s times the model's FLOPs per token over the peak named in the
     header, so MFU / tok_s is one constant."""

@@ -510,8 +510,8 @@ class GPT(nn.Module):
         input gradients are always needed) and 2*in*out for its weight gradient only when the weight is
         trainable. Attention is counted as the work it needs: causal, the token at position t (1-based)
         attends to t positions, (T+1)/2 on average; non-causal, to all T. Softmax: S = q k^T, y = P v forward;
-        dP, dv, dq, dk backward. MixiT: y = A v forward, dv = A^T dy backward (A is a fixed buffer: no dA, no q, k or scores).
-        Embeddings, norms, activations, rotary, loss, optimizer: not counted."""
+        dP, dv, dq, dk backward. MixiT: y = A v forward, dv = A^T dy backward (A is a fixed buffer: no dA, no q,
+        k or scores). Embeddings, norms, activations, rotary, loss, optimizer: not counted."""
         def linear(m):
             return 2 * m.in_features * m.out_features * (3 if m.weight.requires_grad else 2)
 

@@ -396,8 +396,8 @@ def evaluate():
 
 
 def get_lr(it):
-    """Linear warmup, then a cosine (lr_schedule='cosine') or linear ('linear', the authors' classifier and depth
-    runs with min_lr_ratio=0) decay to learning_rate * min_lr_ratio at lr_decay_iters."""
+    """Linear warmup, then a cosine (lr_schedule='cosine') or linear ('linear': the authors' classifier, with
+    min_lr_ratio=0) decay to learning_rate * min_lr_ratio at lr_decay_iters."""
     decay_iters = lr_decay_iters or max_iters
     if it < warmup_iters:
         return learning_rate * (it + 1) / (warmup_iters + 1)

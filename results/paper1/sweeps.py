@@ -3,13 +3,13 @@ Paper 1's sweeps at CPU scale: each a knob turned on one CPU config, every value
 kept in results/paper1/<sweep>_<variant>_<value>/ (log.jsonl, command.sh; the covariance runs also
 covariance.json from `sde.py covariance`).
 
-    depth       Table 5:  MixiT and the random transformer at 2, 4, 8 layers, decimal addition, 3 seeds
+    depth       Table 5:  MixiT and the random transformer at 2, 4, 8 (3 seeds) and 16 layers, decimal addition
     heads       Table 11: MixiT with 4, 16, 64, 128 heads, Dyck-1 and decimal addition
     mmax        Fig. 2:   retrieval accuracy against m_max for the four variants
     covariance  Table 6:  last-layer token covariance of random and MixiT language models by depth
     lm          Tables 2, 9: WikiText-2 test log-perplexity of the four variants over 3 seeds
     imdb        Table 3:  sentiment of whole IMDb reviews, test accuracy of the four variants over 3 seeds
-    yelp        Table 3:  sentiment of Yelp sentences, test accuracy of the four variants, one seed
+    yelp        Table 3:  sentiment of Yelp sentences, test accuracy of the four variants over 3 seeds
 
     python results/paper1/sweeps.py list                      # every run, and whether its log is here
     python results/paper1/sweeps.py run --sweep=depth         # train the runs that have no log yet, one at a time
@@ -35,7 +35,8 @@ PREFIX = 'OMP_NUM_THREADS=1 python train.py'
 SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
     'depth': ('layers', [(f'depth_{v}{"" if seed == 1 else f"_seed{seed}"}_{L}', f'config/cpu/table5_{v}.py',
                           f'--n_layer={L} --seed={seed}')
-                         for v in ('mixit', 'random') for seed in (1, 2, 3) for L in (2, 4, 8)]),
+                         for v in ('mixit', 'random') for seed in (1, 2, 3) for L in (2, 4, 8, 16)
+                         if L < 16 or seed == 1]),
     'heads': ('heads', [(f'heads_{task}_mixit_{H}', f'config/cpu/{config}.py', f'--n_head={H}')   # heads of width >= 1
                         for task, config, width in (('dyck1', 'dyck1_mixit', 128),
                                                     ('decimal_addition', 'table11_decimal_addition_mixit', 64))
@@ -52,12 +53,14 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                     for v in VARIANTS for seed in (1, 2, 3)]),
     'imdb': ('seed', [(f'imdb_{v}_{seed}', f'config/cpu/imdb_{v}.py', f'--seed={seed}')
                       for v in VARIANTS for seed in (1, 2, 3)] +
-             [('imdb_mixit_causal_1', 'config/cpu/imdb_mixit.py', '--seed=1 --causal=True'),
-              ('imdb_mixit_1200steps_1', 'config/cpu/imdb_mixit.py',
-               '--seed=1 --max_iters=1200 --warmup_iters=200 --eval_interval=300')] +
+             [(f'imdb_mixit_causal_{seed}', 'config/cpu/imdb_mixit.py', f'--seed={seed} --causal=True')
+              for seed in (1, 2, 3)] +
+             [(f'imdb_{v}_1200steps_1', f'config/cpu/imdb_{v}.py',
+               '--seed=1 --max_iters=1200 --warmup_iters=200 --eval_interval=300') for v in ('standard', 'mixit')] +
              [(f'imdb_{v}_bidirectional_1', f'config/cpu/imdb_{v}.py', '--seed=1 --causal=False')
               for v in ('standard', 'frozen_qk')]),
-    'yelp': ('seed', [(f'yelp_{v}_1', f'config/cpu/yelp_sentences_{v}.py', '--seed=1') for v in VARIANTS]),
+    'yelp': ('seed', [(f'yelp_{v}_{seed}', f'config/cpu/yelp_sentences_{v}.py', f'--seed={seed}')
+                      for v in VARIANTS for seed in (1, 2, 3)]),
 }
 # paper 1's numbers: Table 5 (decimal addition accuracy %), Table 11 (MixiT accuracy %, width 512), Table 6
 # (token covariance, units of 1e-2); Fig. 2 is a plot without printed values

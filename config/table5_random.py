@@ -1,5 +1,6 @@
-# Paper 1, Table 5: MixiT against the random transformer (only embeddings, positions and head trained) by depth,
-# decimal addition of two 10-digit numbers; variant random, depth on the command line (the paper: 2, 8, 16).
+# Paper 1, Table 5: MixiT against the random transformer (only the token embedding and head trained; rotary
+# positions, as the authors' depth script) by depth, decimal addition of two 10-digit numbers; variant random,
+# depth on the command line (the paper: 2, 8, 16).
 # torchrun --standalone --nproc_per_node=8 train.py config/table5_random.py --n_layer=16
 # 1,000 sequences/iter = 125 micro-batch x 1 accum x 8 GPUs (1 GPU: the same batch, 8x the accumulation).
 # Settings of the authors' depth script (scripts/depth.sh, depth.py, task_additionstream.py): width 512,
@@ -14,6 +15,8 @@ n_layer = 8
 n_embd = 512
 n_head = 128
 bias = True
+rope = True                     # depth.py's do_rope default: rotary positions, no learned position embedding
+pos_emb = False
 learning_rate = 1e-2
 weight_decay = 1e-3
 beta2 = 0.999

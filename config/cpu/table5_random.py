@@ -1,5 +1,6 @@
-# Paper 1, Table 5 at CPU scale: MixiT against the random transformer (Zhong & Andreas 2024: only embeddings,
-# positions and head trained) by depth, on decimal addition; variant random. Both set up as the authors' depth script
+# Paper 1, Table 5 at CPU scale: MixiT against the random transformer (Zhong & Andreas 2024: only the token
+# embedding and head trained; the authors' depth script gives it rotary positions, not a learned position embedding)
+# by depth, on decimal addition; variant random. Both set up as the authors' depth script
 # (depth.py, task_additionstream.py): heads of width 4 (their 512 x 128), biases, lr 1e-2, weight decay 1e-3, AdamW
 # beta2 0.999, warm-up then a cosine decay to 0; trained from scratch, depth on the command line.
 # python train.py config/cpu/table5_random.py --n_layer=8
@@ -13,6 +14,8 @@ n_layer = 2
 n_embd = 128
 n_head = 32
 bias = True
+rope = True                     # depth.py's do_rope default: rotary positions, no learned position embedding
+pos_emb = False
 learning_rate = 1e-2
 weight_decay = 1e-3
 beta2 = 0.999

@@ -308,8 +308,9 @@ class ChunkedHeadLoss(torch.autograd.Function):
     nothing is recomputed. x: (N, C); W: (V, C); targets: (N,) ids, -1 where not scored; chunk: rows per
     chunk. When the rows span more than one chunk, rows without a target are dropped before the head: a
     classification batch with one label per text then costs one row per text, not one per token.
-    Under autocast the matmuls run in its dtype with W cast once, the log-softmax, the loss and W's gradient
-    in fp32; the chunks share their buffers, so that their pages are faulted in once per step.
+    Under autocast the matmuls run in its dtype with W cast once (float16: the gradient matmuls in fp32, so
+    that gradients below float16's range survive until a GradScaler scales them), the log-softmax, the loss
+    and W's gradient in fp32; the chunks share their buffers, so that their pages are faulted in once per step.
     Returns the loss in nats per scored row (0 when none is scored). The gradients are handed to the first
     backward, scaled in place; a second backward through the same loss raises RuntimeError."""
 
@@ -331,29 +332,35 @@ class ChunkedHeadLoss(torch.autograd.Function):
         with torch.autocast(device, enabled=False):
             w = (weight if scale == 1.0 else scale * weight).to(mm)        # logits = x w^T
             xs_mm = xs.to(mm)
+            # the gradient matmuls run in mm too, except in float16: d loss / d logits is of order
+            # 1 / (vocab_size * scored rows), below float16's range, and formed here, before a GradScaler's scale
+            back = dtype if mm == torch.float16 else mm
+            w_back, xs_back = (w, xs_mm) if back == mm else ((weight if scale == 1.0 else scale * weight).to(back),
+                                                             xs.to(back))
             rows_per, V = min(chunk, xs.shape[0]), weight.shape[0]
             z_buf, g_buf = x.new_empty(rows_per, V, dtype=mm), x.new_empty(rows_per, V, dtype=dtype)
-            narrow = mm != dtype        # matmuls below the softmax's dtype: widen their results, narrow g
+            widen = mm != dtype         # logits below the softmax's dtype: widen them
+            narrow = back != dtype      # gradient matmuls below it too: narrow g, widen W's gradient
             # (through these buffers: log_softmax(dtype=) and a mixed-dtype out= make a temporary per chunk)
-            f_buf = torch.empty_like(g_buf) if narrow else None             # the logits widened to dtype
+            f_buf = torch.empty_like(g_buf) if widen else None              # the logits widened to dtype
             gw_mm = torch.empty_like(w) if narrow and grad_w is not None else None    # a chunk's W gradient
             gw = None if gw_mm is None else grad_w.new_empty(WIDEN_ROWS, grad_w.shape[1])   # widens gw_mm's rows
             for i in range(0, xs.shape[0], chunk):
                 xc, t = xs_mm[i:i + chunk], ts[i:i + chunk]
                 k, scored, t = len(xc), t >= 0, t.clamp(min=0)
                 z = torch.mm(xc, w.t(), out=z_buf[:k])
-                z = f_buf[:k].copy_(z) if narrow else z
+                z = f_buf[:k].copy_(z) if widen else z
                 g = torch.log_softmax(z, dim=-1, out=g_buf[:k])
                 loss -= (g.gather(1, t[:, None]).squeeze(1) * scored).sum()
                 g.exp_().scatter_add_(1, t[:, None], -torch.ones_like(g[:, :1]))   # softmax - one-hot
                 g *= (scored / denom)[:, None]                                       # d loss / d logits
                 g = z_buf[:k].copy_(g) if narrow else g                              # back in mm
                 if grad_x is not None:
-                    grad_x[i:i + chunk] = g @ w
+                    grad_x[i:i + chunk] = g @ w_back
                 if gw_mm is not None:
                     add_widened(grad_w, torch.mm(g.t(), xc, out=gw_mm), gw)
                 elif grad_w is not None:
-                    torch.addmm(grad_w, g.t(), xc, out=grad_w)
+                    torch.addmm(grad_w, g.t(), xs_back[i:i + chunk], out=grad_w)
         if grad_w is not None and scale != 1.0:
             grad_w *= scale
         if grad_x is not None and rows is not None:

@@ -5,6 +5,7 @@ import os
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 from model import GPT, GPTConfig, VARIANTS
 
@@ -384,6 +385,33 @@ def test_chunked_loss_under_bf16_autocast(device, monkeypatch):
     for name, g in plain_grads.items():
         assert grads[name].dtype == g.dtype == torch.float32
         torch.testing.assert_close(grads[name], g, rtol=5e-2, atol=5e-2 * g.abs().max().item())
+
+
+@pytest.mark.parametrize('device', ['cpu', pytest.param('cuda', marks=pytest.mark.skipif(
+    not torch.cuda.is_available(), reason='needs CUDA'))])
+def test_chunked_loss_under_fp16_autocast_keeps_small_gradients(device):
+    """float16 (with a GradScaler's loss scale): d loss / d logits, about 1 / (V N) per entry, is below float16's
+    range, and the chunked head forms it before the scale arrives, so its gradient matmuls run in fp32: every
+    row of W gets the softmax part of its gradient, as the plain path's scaled backward does."""
+    from model import chunked_head_loss
+    torch.manual_seed(0)
+    N, C, V, S = 2048, 8, 16384, 2.0 ** 16              # 1 / (V N) = 3e-8 flushes to zero in float16
+    x = torch.randn(N, C, device=device, requires_grad=True)
+    w = (0.02 * torch.randn(V, C, device=device)).requires_grad_()
+    t = torch.randint(0, V, (N,), device=device)
+    t[:10] = -1
+    grads = []
+    for chunked in (True, False):
+        with torch.autocast(device, dtype=torch.float16):
+            loss = chunked_head_loss(x, w, t, 1.5, 333) if chunked else \
+                F.cross_entropy(1.5 * (x @ w.t()).float(), t, ignore_index=-1)
+        (S * loss).backward()
+        grads.append((x.grad / S, w.grad / S))
+        x.grad = w.grad = None
+    (gx, gw), (px, pw) = grads
+    assert (gw == 0).float().mean() < 1e-3 and (pw == 0).float().mean() < 1e-3       # not 96% zeros
+    torch.testing.assert_close(gw, pw, rtol=2e-2, atol=2e-2 * pw.abs().max().item())
+    torch.testing.assert_close(gx, px, rtol=2e-2, atol=2e-2 * px.abs().max().item())
 
 
 # ---- the authors' sentiment classifier: non-causal mixing and attention, a class head, a frozen pad

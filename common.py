@@ -30,7 +30,7 @@ def make_task(config, n_test=None):
     if n_test is not None:
         args['n_test'] = n_test
     task = tasks.make_task(name, **args)
-    task.train_on_test = bool(config.get('train_on_test', False))
+    task.train_on_test = task.train_on_test or bool(config.get('train_on_test', False))
     return task
 
 

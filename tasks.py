@@ -37,7 +37,8 @@ class Task:
     exact_match: bool = False            # also report whole-sequence exact match
     scored_tokens: tuple | None = None   # (lo, hi): only targets in [lo, hi) count for accuracy (k-hop)
     stored_bits: float = 0.0             # memorization: the information in its training set, in bits
-    train_on_test: bool = False          # fresh samples may repeat test examples (the authors' streams)
+    train_on_test: bool = False          # fresh samples are not checked against the test set (the authors'
+                                         # streams; lm, whose test set is another split)
     n_class: int = 0                     # > 0: targets are class indices for an n_class-way head (sentiment)
     pad_id: int = -1                     # >= 0: the padding token, whose embedding stays zero
 
@@ -934,7 +935,7 @@ def lm(seed=0, fixed_train=False, n_train=None, n_test=0, data_dir=os.path.join(
         return w[:, :-1], w[:, 1:]
 
     task = Task('lm', len(ids) if ids is not None else meta['vocab_size'], T, test=(x.reshape(n_win, T),
-                y.reshape(n_win, T)), sample=sample)
+                y.reshape(n_win, T)), sample=sample, train_on_test=True)   # the test windows are another split's
     task.token_ids = ids                                   # token_ids[k]: the GPT-2 id of compact id k (or None)
     return task
 

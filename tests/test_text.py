@@ -142,6 +142,8 @@ def test_lm_windows(lm_data):
     assert x[y >= 0].tolist() == tokens[:-1].tolist()                  # each predicted from its predecessor
     bx, by = task.get_batch(8, np.random.default_rng(0))
     assert bx.shape == by.shape == (8, 16) and (bx[:, 1:] == by[:, :-1]).all()
+    sx, _ = task.sample(np.random.default_rng(0), 8)                  # the test split is another text: training
+    assert task.train_on_test and (sx == bx).all()                     # windows are not checked against it
     for row in bx:                                                     # windows of the training text
         assert any((train[i:i + 16] == row).all() for i in np.flatnonzero(train == row[0]))
     compact = tasks.make_task('lm', data_dir=data, block_size=16, compact_vocab=True)

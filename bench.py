@@ -209,7 +209,7 @@ def memory_estimate(name):
     act = 4 if dtype == 'float32' else 2
     tokens = micro_batch_size * T
     c = model.config
-    rows = min(tokens, loss_chunk_rows(vocab_size))
+    rows = min(tokens, loss_chunk_rows(vocab_size, device_type))
     parts = dict(weights=4 * total + buffers + (2 * total if act == 2 else 0), optimizer=12 * trainable,
                  activations=tokens * c.n_layer * (34 * c.n_embd + c.n_head * T) * act,
                  head=rows * vocab_size * (act + 4) + (vocab_size * c.n_embd * 6 if act == 2 else 0))

@@ -282,12 +282,15 @@ class Block(nn.Module):
         return x
 
 
-LOSS_CHUNK = 2 ** 24     # logits per chunk of ChunkedHeadLoss (64 MB in fp32): 333 tokens at a 50,304 vocabulary
+LOSS_CHUNK = 2 ** 24     # logits per chunk of ChunkedHeadLoss on a CPU (64 MB in fp32): 333 tokens at 50,304
+LOSS_CHUNK_GPU = 2 ** 28  # on a GPU (1 GiB in fp32): 5,336 tokens, a few chunks per micro-batch, not hundreds
 
 
-def loss_chunk_rows(vocab_size):
-    """Rows (tokens) per chunk of ChunkedHeadLoss at this vocabulary size: LOSS_CHUNK logits, at least one row."""
-    return max(1, LOSS_CHUNK // vocab_size)
+def loss_chunk_rows(vocab_size, device_type='cpu'):
+    """Rows (tokens) per chunk of ChunkedHeadLoss for a head of vocab_size outputs on device_type: LOSS_CHUNK
+    logits on a CPU (cache-sized), LOSS_CHUNK_GPU elsewhere (each chunk costs a few hundred kernel launches),
+    at least one row."""
+    return max(1, (LOSS_CHUNK if device_type == 'cpu' else LOSS_CHUNK_GPU) // vocab_size)
 
 
 WIDEN_ROWS = 2048               # rows per block of add_widened: 4 MB of fp32 at n_embd 512
@@ -344,7 +347,8 @@ class ChunkedHeadLoss(torch.autograd.Function):
             # (through these buffers: log_softmax(dtype=) and a mixed-dtype out= make a temporary per chunk)
             f_buf = torch.empty_like(g_buf) if widen else None              # the logits widened to dtype
             gw_mm = torch.empty_like(w) if narrow and grad_w is not None else None    # a chunk's W gradient
-            gw = None if gw_mm is None else grad_w.new_empty(WIDEN_ROWS, grad_w.shape[1])   # widens gw_mm's rows
+            widen_gw = gw_mm is not None and device == 'cpu'     # a GPU adds mixed dtypes in one kernel
+            gw = grad_w.new_empty(WIDEN_ROWS, grad_w.shape[1]) if widen_gw else None   # widens gw_mm's rows
             for i in range(0, xs.shape[0], chunk):
                 xc, t = xs_mm[i:i + chunk], ts[i:i + chunk]
                 k, scored, t = len(xc), t >= 0, t.clamp(min=0)
@@ -357,8 +361,10 @@ class ChunkedHeadLoss(torch.autograd.Function):
                 g = z_buf[:k].copy_(g) if narrow else g                              # back in mm
                 if grad_x is not None:
                     grad_x[i:i + chunk] = g @ w_back
-                if gw_mm is not None:
+                if widen_gw:
                     add_widened(grad_w, torch.mm(g.t(), xc, out=gw_mm), gw)
+                elif gw_mm is not None:
+                    grad_w += torch.mm(g.t(), xc, out=gw_mm)
                 elif grad_w is not None:
                     torch.addmm(grad_w, g.t(), xs_back[i:i + chunk], out=grad_w)
         if grad_w is not None and scale != 1.0:
@@ -495,7 +501,7 @@ class GPT(nn.Module):
             return self.head(x[:, [-1], :]), None
         if self.training and torch.is_grad_enabled():   # the loss for backward without a (B, T, V) logits tensor
             loss = chunked_head_loss(x.flatten(0, 1), self.lm_head.weight, targets.reshape(-1), self.head_scale,
-                                     loss_chunk_rows(self.config.vocab_size))
+                                     loss_chunk_rows(self.lm_head.out_features, x.device.type))
             return None, loss
         if scored_only:                                 # (n_scored, n_embd): the head only where a target is
             scored = targets >= 0

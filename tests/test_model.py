@@ -374,6 +374,7 @@ def test_chunked_loss_under_bf16_autocast(device, monkeypatch):
     and gradients near the plain path's under the same autocast, over several chunks, with a head scale."""
     import model as model_py
     monkeypatch.setattr(model_py, 'LOSS_CHUNK', 37 * 5)               # 5 rows per chunk: 7 chunks of 32 rows
+    monkeypatch.setattr(model_py, 'LOSS_CHUNK_GPU', 37 * 5)
     torch.manual_seed(0)
     gpt = tiny('mixit', vocab_size=37, block_size=8).to(device)      # head scale sqrt(512 / 16)
     x, y = torch.randint(0, 37, (4, 8), device=device), torch.randint(0, 37, (4, 8), device=device)

@@ -60,7 +60,7 @@ from contextlib import nullcontext
 import torch
 import torch._functorch.config
 
-from common import (ResidentPeak, check_shape, cpu_matmul_flops, keep_freed_memory, make_task,
+from common import (ResidentPeak, allow_tf32, check_shape, cpu_matmul_flops, keep_freed_memory, make_task,
                     partitioner_settings, peak_flops as device_peak, release_free_memory, resident_bytes,
                     resolve_device, resolve_dtype)
 from configurator import configure, declare, fail
@@ -254,8 +254,7 @@ if memory_check:
 
 ptdtype = getattr(torch, dtype)
 autocast = nullcontext() if dtype == 'float32' else torch.autocast(device_type, dtype=ptdtype)
-torch.backends.cuda.matmul.allow_tf32 = True
-torch.backends.cudnn.allow_tf32 = True
+allow_tf32()
 
 
 def sync():

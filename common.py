@@ -120,6 +120,17 @@ def resolve_device(device):
     return device, device_type
 
 
+def allow_tf32():
+    """Let float32 matmuls and convolutions on CUDA use TF32 tensor cores (nanoGPT's setting), through the
+    fp32_precision settings where this torch has them (the allow_tf32 flags are deprecated after 2.9)."""
+    if hasattr(torch.backends.cuda.matmul, 'fp32_precision'):
+        torch.backends.cuda.matmul.fp32_precision = 'tf32'
+        torch.backends.cudnn.conv.fp32_precision = 'tf32'
+    else:
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
+
+
 def resolve_dtype(dtype, device_type, float64=False):
     """'auto' -> bf16 on a GPU that has it (else fp16), fp32 on MPS, and on a CPU whichever of bf16 and fp32
     its matmuls run faster (auto_cpu_dtype). float64: also accept 'float64' (train.py's whole model in double

@@ -43,8 +43,8 @@ from tqdm import tqdm
 
 import universal
 from tasks import crop_unscored
-from common import (keep_freed_memory, load_checkpoint, load_weights, make_task, model_args as make_model_args,
-                    partitioner_settings, peak_flops, resolve_device, resolve_dtype)
+from common import (allow_tf32, keep_freed_memory, load_checkpoint, load_weights, make_task,
+                    model_args as make_model_args, partitioner_settings, peak_flops, resolve_device, resolve_dtype)
 from configurator import configure, declare, fail
 from model import GPT, GPTConfig
 
@@ -234,7 +234,8 @@ if ddp:
     if device_type == 'cuda':
         device = f'cuda:{local_rank}'
         torch.cuda.set_device(device)
-    dist.init_process_group(backend='nccl' if device_type == 'cuda' else 'gloo')
+    dist.init_process_group(backend='nccl' if device_type == 'cuda' else 'gloo',   # with device_id, NCCL binds
+                            device_id=torch.device(device) if device_type == 'cuda' else None)   # the rank's GPU
 else:
     rank, local_rank, world_size = 0, 0, 1
 master = rank == 0
@@ -250,8 +251,7 @@ if ddp and dtype_note:                           # a CPU's measured choice: ever
     dtype = choice[0]
 ptdtype = getattr(torch, dtype)
 autocast = nullcontext() if dtype in ('float32', 'float64') else torch.autocast(device_type, dtype=ptdtype)
-torch.backends.cuda.matmul.allow_tf32 = True
-torch.backends.cudnn.allow_tf32 = True
+allow_tf32()
 torch.manual_seed(seed)
 
 rank_batch = batch_size // world_size

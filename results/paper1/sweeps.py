@@ -34,7 +34,7 @@ VARIANTS = ('standard', 'frozen_qk', 'frozen_mlp', 'mixit')
 PREFIX = 'OMP_NUM_THREADS=1 python train.py'
 SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
     'depth': ('layers', [(f'depth_{v}{"" if seed == 1 else f"_seed{seed}"}_{L}', f'config/cpu/table5_{v}.py',
-                          f'--n_layer={L} --seed={seed}')
+                          f'--n_layer={L} --seed={seed}' + (f' --mixit_seed={seed}' if v == 'mixit' else ''))
                          for v in ('mixit', 'random') for seed in (1, 2, 3) for L in (2, 4, 8, 16)
                          if L < 16 or seed == 1]),
     'heads': ('heads', [(f'heads_{task}_mixit_{H}', f'config/cpu/{config}.py', f'--n_head={H}')   # heads of width >= 1

@@ -36,7 +36,9 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
     'depth': ('layers', [(f'depth_{v}{"" if seed == 1 else f"_seed{seed}"}_{L}', f'config/cpu/table5_{v}.py',
                           f'--n_layer={L} --seed={seed}' + (f' --mixit_seed={seed}' if v == 'mixit' else ''))
                          for v in ('mixit', 'random') for seed in (1, 2, 3) for L in (2, 4, 8, 16)
-                         if L < 16 or seed == 1]),
+                         if L < 16 or seed == 1] +
+              [(f'depth_mixit_lr3e-3_{L}', 'config/cpu/table5_mixit.py', f'--n_layer={L} --seed=1 --mixit_seed=1 '
+                '--learning_rate=3e-3') for L in (8,)]),
     'heads': ('heads', [(f'heads_{task}_mixit_{H}', f'config/cpu/{config}.py', f'--n_head={H}')   # heads of width >= 1
                         for task, config, width in (('dyck1', 'dyck1_mixit', 128),
                                                     ('decimal_addition', 'table11_decimal_addition_mixit', 64))

@@ -57,8 +57,8 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                       for v in VARIANTS for seed in (1, 2, 3)] +
              [(f'imdb_mixit_causal_{seed}', 'config/cpu/imdb_mixit.py', f'--seed={seed} --causal=True')
               for seed in (1, 2, 3)] +
-             [('imdb_mixit_1200steps_1', 'config/cpu/imdb_mixit.py',
-               '--seed=1 --max_iters=1200 --warmup_iters=200 --eval_interval=300')] +
+             [(f'imdb_{v}_1200steps_1', f'config/cpu/imdb_{v}.py',
+               '--seed=1 --max_iters=1200 --warmup_iters=200 --eval_interval=300') for v in ('standard', 'mixit')] +
              [(f'imdb_{v}_bidirectional_1', f'config/cpu/imdb_{v}.py', '--seed=1 --causal=False')
               for v in ('standard', 'frozen_qk')]),
     'yelp': ('seed', [(f'yelp_{v}_1', f'config/cpu/yelp_sentences_{v}.py', '--seed=1') for v in VARIANTS]),

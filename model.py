@@ -333,13 +333,12 @@ class ChunkedHeadLoss(torch.autograd.Function):
         grad_x = torch.empty_like(xs) if ctx.needs_input_grad[0] else None
         grad_w = torch.zeros_like(weight, dtype=dtype) if ctx.needs_input_grad[1] else None
         with torch.autocast(device, enabled=False):
-            w = (weight if scale == 1.0 else scale * weight).to(mm)        # logits = x w^T
-            xs_mm = xs.to(mm)
+            scaled = weight if scale == 1.0 else scale * weight
+            w, xs_mm = scaled.to(mm), xs.to(mm)                             # logits = x w^T
             # the gradient matmuls run in mm too, except in float16: d loss / d logits is of order
             # 1 / (vocab_size * scored rows), below float16's range, and formed here, before a GradScaler's scale
             back = dtype if mm == torch.float16 else mm
-            w_back, xs_back = (w, xs_mm) if back == mm else ((weight if scale == 1.0 else scale * weight).to(back),
-                                                             xs.to(back))
+            w_back, xs_back = (w, xs_mm) if back == mm else (scaled.to(back), xs.to(back))
             rows_per, V = min(chunk, xs.shape[0]), weight.shape[0]
             z_buf, g_buf = x.new_empty(rows_per, V, dtype=mm), x.new_empty(rows_per, V, dtype=dtype)
             widen = mm != dtype         # logits below the softmax's dtype: widen them

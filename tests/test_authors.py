@@ -77,6 +77,16 @@ def load_theirs(ours, theirs, head):
             block.attn.A.copy_(layer.self_attn.attn_weights)
 
 
+def classify_both(theirs, ours, x, pad=19):
+    """(their pooled logits, ours at the same positions) for token ids x (B, T): their pooling reads the rightmost
+    non-pad token, ours the position whose target is set (any class: scored_only returns logits there)."""
+    last = (torch.arange(x.shape[1]) * (x != pad)).argmax(-1)
+    y = torch.full_like(x, -1)
+    y[torch.arange(len(x)), last] = 0
+    with torch.no_grad():
+        return theirs(input_ids=x).logits, ours(x, y, scored_only=True)[0]
+
+
 def test_mixit_classifier_is_theirs(ml):
     theirs = their_model(ml, 'mixing', classifier=True)
     A = theirs.model.layers[0].self_attn.attn_weights
@@ -87,12 +97,7 @@ def test_mixit_classifier_is_theirs(ml):
     load_theirs(ours, theirs, 'score')
     x = torch.randint(0, 19, (3, 16))
     x[0, 10:], x[1, 5:] = 19, 19                                 # right-padded, as their tokenizer
-    last = (torch.arange(16) * (x != 19)).argmax(-1)             # their pooling: the rightmost non-pad token
-    y = torch.full((3, 16), -1)
-    y[torch.arange(3), last] = 0
-    with torch.no_grad():
-        pooled = theirs(input_ids=x).logits
-        logits, _ = ours(x, y, scored_only=True)
+    pooled, logits = classify_both(theirs, ours, x)
     torch.testing.assert_close(logits, pooled, atol=1e-6, rtol=1e-5)
 
 
@@ -106,12 +111,7 @@ def test_standard_classifier_is_theirs_and_causal(ml, causal):
     load_theirs(ours, theirs, 'score')
     x = torch.randint(0, 19, (3, 16))
     x[0, 10:] = 19
-    last = (torch.arange(16) * (x != 19)).argmax(-1)
-    y = torch.full((3, 16), -1)
-    y[torch.arange(3), last] = 0
-    with torch.no_grad():
-        pooled = theirs(input_ids=x).logits
-        logits, _ = ours(x, y, scored_only=True)
+    pooled, logits = classify_both(theirs, ours, x)
     if causal:
         torch.testing.assert_close(logits, pooled, atol=1e-6, rtol=1e-5)
     else:

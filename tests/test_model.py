@@ -410,7 +410,7 @@ def test_chunked_loss_under_fp16_autocast_keeps_small_gradients(device):
         grads.append((x.grad / S, w.grad / S))
         x.grad = w.grad = None
     (gx, gw), (px, pw) = grads
-    assert (gw == 0).float().mean() < 1e-3 and (pw == 0).float().mean() < 1e-3       # not 96% zeros
+    assert (gw == 0).float().mean() < 1e-3 and (pw == 0).float().mean() < 1e-3       # no flushed entries
     torch.testing.assert_close(gw, pw, rtol=2e-2, atol=2e-2 * pw.abs().max().item())
     torch.testing.assert_close(gx, px, rtol=2e-2, atol=2e-2 * px.abs().max().item())
 

@@ -21,8 +21,9 @@ data/): omniglot/images_background.npz and omniglot/images_evaluation.npz (numpy
 github.com/brendenlake/omniglot's python/images_{background,evaluation}.zip: `images` bool
 (characters, 20, 105, 105), True = background), and the t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz
 files of MNIST in mnist/ and of FashionMNIST in fashion-mnist/. Results and figures go to out_dir (default
-out/paths for hmc and nuts, out/paths-oneshot for oneshot; git-ignored). Where the code follows the authors' code, or a reading of the garbled extracted text,
-rather than the paper as printed, its docstring says so and docs/deviations.md gives the details.
+out/paths for hmc and nuts, out/paths-oneshot for oneshot; git-ignored). Where the code follows the authors'
+code, or a reading of the garbled extracted text, rather than the paper as printed, its docstring says so and
+docs/deviations.md gives the details.
 """
 import errno
 import gzip

@@ -184,16 +184,19 @@ PEAK_FLOPS = {
 }
 
 
-def peak_flops(device, device_type, dtype, cpu_n=1024):
-    """(FLOP/s, source) that MFU is measured against: a GPU's dense bf16 peak from PEAK_FLOPS (0.0 when its name
-    is not listed), on a CPU the rate of cpu_matmul_flops in dtype (a torch dtype name: what the step multiplies
-    in) at size cpu_n with torch's current threads (n = 1024: about 0.1 s), 0.0 on other devices."""
+def peak_flops(device, device_type, dtype):
+    """(FLOP/s, source) that MFU is measured against. On a GPU its dense tensor-core peak in the step's dtype:
+    PEAK_FLOPS (bf16 = fp16) and half of it for float32, which runs as TF32 (allow_tf32); 0.0 when the GPU's
+    name is not listed, and for float64. On a CPU cpu_peak_flops in dtype (a torch dtype name: what the step multiplies in) with
+    torch's current threads, measured once per machine and cached. 0.0 on other devices."""
     if device_type == 'cuda':
         gpu = torch.cuda.get_device_name(device)
         peak = next((v for k, v in PEAK_FLOPS.items() if k in gpu), 0.0)
-        return peak, (f'PEAK_FLOPS[{gpu}]' if peak else f'{gpu} not in PEAK_FLOPS')
+        if not peak or dtype == 'float64':
+            return 0.0, f'{gpu} not in PEAK_FLOPS' if not peak else 'no float64 peak'
+        return (peak / 2, f'PEAK_FLOPS[{gpu}] / 2, TF32') if dtype == 'float32' else (peak, f'PEAK_FLOPS[{gpu}]')
     if device_type == 'cpu':
-        return cpu_matmul_flops(getattr(torch, dtype), cpu_n), f'measured, {cpu_n}^3 {dtype} matmul'
+        return cpu_peak_flops(dtype)
     return 0.0, f'no peak for {device_type}'
 
 
@@ -218,6 +221,50 @@ def _cpu_matmul_flops(dtype, n, reps, threads):   # threads: part of the cache k
         a @ b
         best = min(best, time.perf_counter() - t0)
     return 2 * n ** 3 / best
+
+
+def cpu_model():
+    """The CPU's model name (/proc/cpuinfo's 'model name', else platform.processor()), or 'unknown CPU'."""
+    import platform
+    try:
+        with open('/proc/cpuinfo') as f:
+            return next(line.split(':', 1)[1].strip() for line in f if line.startswith('model name'))
+    except (OSError, StopIteration):
+        return platform.processor() or 'unknown CPU'
+
+
+def cpu_peak_flops(dtype, n=2048):
+    """(FLOP/s, source): the CPU peak that train.py's MFU is measured against, cpu_matmul_flops of an (n, n)
+    matmul in dtype (a torch dtype name) with torch's current threads, measured the first time on a machine and
+    read back after from a cache ($XDG_CACHE_HOME or ~/.cache, learned-transformer/cpu_peak.json, keyed by CPU
+    model, torch version, dtype, threads and n), so that two runs' MFU compare their speed and not the load
+    of the moment they started (n = 2048: 2 s or less on one core). Where the cache cannot be written the
+    measurement is used uncached, and the source says so."""
+    import json
+    threads = torch.get_num_threads()
+    path = os.path.join(os.environ.get('XDG_CACHE_HOME') or os.path.expanduser('~/.cache'), 'learned-transformer',
+                        'cpu_peak.json')
+    key = f'{cpu_model()} | torch {torch.__version__} | {dtype} | {threads} thread(s) | {n}^3'
+    try:
+        with open(path) as f:
+            cache = json.load(f)
+        if not isinstance(cache, dict):
+            cache = {}
+    except (OSError, ValueError):
+        cache = {}
+    what = f'{n}^3 {dtype} matmul on {threads} thread(s)'
+    if isinstance(cache.get(key), (int, float)) and cache[key] > 0:
+        return float(cache[key]), f'{what}, cached in {path}'
+    flops = cpu_matmul_flops(getattr(torch, dtype), n)
+    cache[key] = flops
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path + f'.{os.getpid()}.tmp', 'w') as f:
+            json.dump(cache, f, indent=1)
+        os.replace(path + f'.{os.getpid()}.tmp', path)
+    except OSError as e:
+        return flops, f'{what}, measured now (not cached: {e.strerror})'
+    return flops, f'{what}, measured now and cached in {path}'
 
 
 def auto_cpu_dtype(n=1024):

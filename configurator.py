@@ -20,6 +20,7 @@ import ast
 import inspect
 import io
 import os
+import re
 import sys
 import textwrap
 import tokenize
@@ -270,6 +271,18 @@ def configure(config, argv=None, *, annotations=None, comments=None, doc=None, u
     return keys
 
 
+ABBREVIATIONS = ''.join(rf'(?<!\b{a})' for a in ('Fig', 'Figs', 'App', 'eq', 'eqs', 'Eq', 'Thm', 'Sec', 'e.g', 'i.e',
+                                                  'vs', 'cf', 'al', 'No'))   # periods that end no sentence
+
+
+def first_sentence(doc):
+    """The first sentence of a docstring, on one line: up to the first '. ' (or '.' at the end) of its first
+    paragraph, or the whole paragraph."""
+    paragraph = ' '.join(doc.strip().split('\n\n')[0].split())
+    end = re.search(ABBREVIATIONS + r'\.\s', paragraph)
+    return paragraph if end is None else paragraph[:end.start() + 1]
+
+
 def run_command(commands, argv=None, doc=None):
     """Run one of a script's subcommands: argv[0] names a function of commands ({name: function}); its keyword
     parameters are the settings, configured from the rest of argv as by configure (annotations type them,
@@ -278,8 +291,8 @@ def run_command(commands, argv=None, doc=None):
     files. Returns what the function returns."""
     argv = sys.argv[1:] if argv is None else list(argv)
     prog = f"python {os.path.basename(sys.argv[0])}"
-    listing = '\n'.join(f"  {name:12s} {(fn.__doc__ or '').strip().splitlines()[0] if fn.__doc__ else ''}"
-                        for name, fn in commands.items())
+    listing = '\n'.join(textwrap.fill(first_sentence(fn.__doc__ or ''), 110, initial_indent=f"  {name:12s} ",
+                                      subsequent_indent=' ' * 15) for name, fn in commands.items())
     if not argv or argv[0] in ('-h', '--help'):
         if argv:
             print(f"usage: {prog} {{{','.join(commands)}}} [--key=value ...]\n\n{doc.strip() if doc else ''}\n\n"

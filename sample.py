@@ -1,13 +1,14 @@
 """
 Sample text from a trained language model (task 'lm', any variant), nanoGPT style.
 
-    python sample.py --out_dir=out/cpu_wikitext_standard --start="The game" --num_samples=3 --max_new_tokens=60
+    python sample.py --out_dir=out/cpu/shakespeare_char --start="ROMEO:" --max_new_tokens=300
+    python sample.py --out_dir=out/cpu/wikitext_standard --start="The game" --num_samples=3 --max_new_tokens=60
     python sample.py --out_dir=out/wikitext_mixit --start=FILE:prompt.txt --temperature=0.7 --top_k=50
-    python sample.py --out_dir=out/cpu_wikitext_standard --ckpt=ckpt_best.pt      # the lowest-val_loss weights
+    python sample.py --out_dir=out/cpu/wikitext_standard --ckpt=ckpt_best.pt      # the lowest-val_loss weights
 
 Reads out_dir/ckpt.pt (keys 'model', 'model_args', 'config' as train.py writes them), encodes the prompt with
-GPT-2 BPE (tiktoken, or a local .tiktoken file: --tokenizer or $TIKTOKEN_GPT2_FILE), and prints num_samples
-continuations. Models with rotary embeddings slide over their last block_size tokens; MixiT and learned-position
+the data's tokenizer (characters for character-level data such as shakespeare_char; else GPT-2 BPE from tiktoken,
+or a local .tiktoken file: --tokenizer or $TIKTOKEN_GPT2_FILE), and prints num_samples continuations. Models with rotary embeddings slide over their last block_size tokens; MixiT and learned-position
 models cannot see past block_size, so prompt + max_new_tokens must fit: otherwise a one-line error.
 """
 
@@ -76,8 +77,8 @@ model.to(device).eval()
 torch.manual_seed(seed)
 
 try:
-    enc = tasks.gpt2_encoding(tokenizer or None)
     meta, ids = tasks.lm_token_ids(data_dir or config['lm_data_dir'], config.get('lm_compact_vocab', False))
+    enc = tasks.encoding_of(meta, tokenizer or None)
 except ValueError as e:
     fail(e)
 if enc.n_vocab != meta['vocab_size']:
@@ -86,7 +87,10 @@ if enc.n_vocab != meta['vocab_size']:
 to_model = np.full(enc.n_vocab, -1)
 to_model[ids if ids is not None else np.arange(enc.n_vocab)] = np.arange(model.config.vocab_size)
 
-prompt = enc.encode(start, allowed_special={'<|endoftext|>'}) or [enc.eot_token]
+try:
+    prompt = enc.encode(start, allowed_special={'<|endoftext|>'}) or [enc.eot_token]
+except ValueError as e:                              # a character outside a character-level vocabulary
+    fail(f"--start: {e}")
 unseen = [enc.decode([i]) for i in prompt if to_model[i] < 0]
 if unseen:
     fail(f"prompt token(s) {unseen[:5]} never occur in this compact-vocabulary model's data")

@@ -466,8 +466,55 @@ HF_DATASETS = {  # name -> (task, Hugging Face path, config, {split: (hf split, 
 }
 
 
+CHAR_DATASETS = {  # name -> (URL of its one text file, the fraction at its end held out as test text)
+    'shakespeare_char': ('https://raw.githubusercontent.com/karpathy/char-rnn/master/data/tinyshakespeare/input.txt',
+                         0.1),
+}
+
+
 class DataError(ValueError):
     """A data preparation or loading problem, reported as one line (no network, unknown dataset, bad file)."""
+
+
+class CharEncoding:
+    """A character-level tokenizer with the part of tiktoken.Encoding's interface used here (nanoGPT's
+    shakespeare_char): id i is the i-th character of `chars` (sorted, no repeats), and <|endoftext|>, the
+    document separator, is len(chars). name is 'char'; prepare records `chars` in meta.json, from which
+    encoding_of rebuilds it."""
+
+    name = 'char'
+
+    def __init__(self, chars):
+        self.chars = ''.join(chars)
+        self.n_vocab = len(self.chars) + 1
+        self.eot_token = len(self.chars)
+        self.index = {c: i for i, c in enumerate(self.chars)}
+
+    @classmethod
+    def of_texts(cls, texts):
+        """The encoding whose characters are those that occur in the strings `texts`."""
+        return cls(sorted(set().union(*map(set, texts))))
+
+    def encode_ordinary(self, text):
+        """list of ids of text's characters. Raises DataError for a character outside the vocabulary."""
+        try:
+            return [self.index[c] for c in text]
+        except KeyError as e:
+            raise DataError(f"the character {e.args[0]!r} is not in this character vocabulary") from None
+
+    def encode_ordinary_batch(self, texts, num_threads=1):
+        return [self.encode_ordinary(t) for t in texts]
+
+    def encode(self, text, allowed_special=()):
+        """ids of text, with '<|endoftext|>' as the separator's id when allowed_special names it."""
+        parts = text.split('<|endoftext|>') if '<|endoftext|>' in allowed_special else [text]
+        ids = self.encode_ordinary(parts[0])
+        for part in parts[1:]:
+            ids += [self.eot_token] + self.encode_ordinary(part)
+        return ids
+
+    def decode(self, ids):
+        return ''.join(self.chars[i] if i < len(self.chars) else '<|endoftext|>' for i in ids)
 
 
 def encoding_from_file(path):
@@ -505,6 +552,28 @@ def gpt2_encoding(path=None):
     except Exception as e:
         raise DataError(f"tiktoken could not load GPT-2 BPE ({type(e).__name__}, no network?); pass "
                         f"--tokenizer=path/to/gpt2.tiktoken or set {TOKENIZER_ENV}") from None
+
+
+def encoding_of(meta, tokenizer=None):
+    """The tokenizer a prepared dataset was made with, from its meta.json dict: a CharEncoding for
+    tokenizer 'char', else GPT-2 BPE (gpt2_encoding(tokenizer)). Raises DataError."""
+    if meta.get('tokenizer') == CharEncoding.name:
+        if not isinstance(meta.get('chars'), str):
+            raise DataError("meta.json of character-level data has no 'chars'; prepare the data again")
+        return CharEncoding(meta['chars'])
+    return gpt2_encoding(tokenizer)
+
+
+def download(url, path):
+    """Fetch url into the file path (written whole or not at all). Raises DataError without network."""
+    import urllib.request
+    os.makedirs(os.path.dirname(path) or '.', exist_ok=True)
+    try:
+        with urllib.request.urlopen(url, timeout=60) as r, open(path + '.tmp', 'wb') as f:
+            f.write(r.read())
+    except OSError as e:
+        raise DataError(f"could not download {url} ({type(e).__name__}); offline, pass --input=a local copy") from None
+    os.replace(path + '.tmp', path)
 
 
 def exact_cut(s, i):
@@ -740,20 +809,37 @@ def hf_rows(path, config, split, lo, hi):
 def prepare(name, inputs=(), test_inputs=(), task=None, tokenizer=None, out_dir=None, num_proc=None,
             test_fraction=0.0, force=False, enc=None):
     """Prepare dataset `name` into out_dir (default DATA_DIR/name): from Hugging Face when name is one of
-    HF_DATASETS and no inputs are given, else from local files. task: 'lm' | 'sentiment' (default: the
-    Hugging Face dataset's, else 'lm'). Local files go to the test split when listed in test_inputs, or (without
-    test_inputs) when their name contains 'test'; test_fraction > 0 instead holds out the end of the lm text
-    (or a seeded random fraction of the labelled texts). enc: a tiktoken.Encoding (default gpt2_encoding).
-    Returns the metadata dict. Raises DataError."""
+    HF_DATASETS and no inputs are given, downloaded to out_dir/input.txt for CHAR_DATASETS, else from local
+    files. task: 'lm' | 'sentiment' (default: the Hugging Face dataset's, else 'lm'). Local files go to the test
+    split when listed in test_inputs, or (without test_inputs) when their name contains 'test'; test_fraction > 0
+    instead holds out the end of the lm text (or a seeded random fraction of the labelled texts; CHAR_DATASETS
+    default to their fraction). tokenizer: a gpt2.tiktoken file, or 'char' (CharEncoding of the inputs'
+    characters; CHAR_DATASETS' default). enc: a tokenizer to use instead. Returns the metadata dict. Raises
+    DataError."""
     inputs, test_inputs = list(inputs), list(test_inputs)
+    out_dir = out_dir or os.path.join(DATA_DIR, name)
+    if name in CHAR_DATASETS:                                  # one text file, characters as tokens
+        url, fraction = CHAR_DATASETS[name]
+        tokenizer = tokenizer or CharEncoding.name
+        if not inputs:
+            inputs = [os.path.join(out_dir, 'input.txt')]
+            if not os.path.isfile(inputs[0]):
+                print(f"downloading {url}")
+                download(url, inputs[0])
+        if not test_inputs and not test_fraction:
+            test_fraction = fraction
     if not inputs and name not in HF_DATASETS:
-        raise DataError(f"unknown dataset {name!r}: choose {', '.join(HF_DATASETS)}, or give local files with --input")
+        raise DataError(f"unknown dataset {name!r}: choose {', '.join([*HF_DATASETS, *CHAR_DATASETS])}, or give "
+                        f"local files with --input")
     list_files(inputs + test_inputs)                           # a missing path fails before the tokenizer loads
     task = task or (HF_DATASETS[name][0] if name in HF_DATASETS else 'lm')
     if task not in ('lm', 'sentiment'):
         raise DataError(f"task must be 'lm' or 'sentiment', got {task!r}")
-    out_dir = out_dir or os.path.join(DATA_DIR, name)
     num_proc = num_proc or os.cpu_count() or 1
+    if enc is None and tokenizer == CharEncoding.name:
+        if not inputs:
+            raise DataError(f"a character vocabulary is made from local files: give them with --input")
+        enc = CharEncoding.of_texts(read_text(f) for f in list_files(inputs + test_inputs))
     enc = enc or gpt2_encoding(tokenizer)
     os.makedirs(out_dir, exist_ok=True)
     meta_path = os.path.join(out_dir, 'meta.json')
@@ -781,6 +867,8 @@ def prepare(name, inputs=(), test_inputs=(), task=None, tokenizer=None, out_dir=
         meta['splits'] = {}
     meta.update(task=task, source=source, tokenizer=enc.name, vocab_size=enc.n_vocab, eot=enc.eot_token,
                 dtype='uint16', recipe=recipe, splits=meta.get('splits', {}))
+    if isinstance(enc, CharEncoding):
+        meta['chars'] = enc.chars
 
     if inputs:                                               # local files: read them all first (they are small)
         files = {'train': list_files(inputs), 'test': list_files(test_inputs)}
@@ -852,6 +940,8 @@ def load_prepared(data_dir, task):
     """meta.json of a prepared dataset, checked to be of `task`. Raises DataError with the command to run."""
     meta_path = os.path.join(data_dir, 'meta.json')
     name = os.path.basename(os.path.normpath(data_dir))
+    if os.path.abspath(data_dir) != os.path.join(DATA_DIR, name):
+        name += f' --out_dir={data_dir}'
     if not os.path.isfile(meta_path):
         raise DataError(f"no prepared data in {data_dir}; run: python tasks.py prepare {name} (offline: --input=...)")
     meta = read_meta(meta_path)
@@ -1040,12 +1130,14 @@ def prepare_command(dataset: str,
                     test_input='',       # test files (default: the --input files named *test*)
                     test_fraction=0.0,   # hold out this fraction of the input when there is no test file
                     task='',             # lm | sentiment; '' -> the dataset's, else lm
-                    tokenizer='',        # local gpt2.tiktoken ('' -> $TIKTOKEN_GPT2_FILE, else tiktoken's download)
+                    tokenizer='',        # local gpt2.tiktoken ('' -> $TIKTOKEN_GPT2_FILE, else tiktoken's download),
+                                         # or 'char': one token per character (shakespeare_char's default)
                     out_dir='',          # '' -> data/<dataset>
                     num_proc=0,          # tokenizer threads; 0: all cores
                     force=False):        # redo finished splits
-    """Tokenize a dataset (Hugging Face by name, or local files) into data/<dataset>/ for the lm and sentiment
-    tasks: GPT-2 BPE (tiktoken) in uint16 token files."""
+    """Tokenize a dataset (Hugging Face or a download by name, or local files) into data/<dataset>/ for the
+    lm and sentiment tasks. GPT-2 BPE (tiktoken), or characters (--tokenizer=char; shakespeare_char), in uint16
+    token files."""
     split = lambda v: [x for x in v.split(',') if x]
     if task not in ('', 'lm', 'sentiment'):
         fail(f"task must be lm or sentiment, got {task!r}")
@@ -1066,5 +1158,5 @@ def prepare_command(dataset: str,
 
 
 if __name__ == '__main__':
-    run_command(dict(prepare=prepare_command), doc=f"Known datasets: {', '.join(HF_DATASETS)} (Hugging Face), or any "
-                "name with --input=FILES.")
+    run_command(dict(prepare=prepare_command), doc=f"Known datasets: {', '.join(HF_DATASETS)} (Hugging Face), "
+                f"{', '.join(CHAR_DATASETS)} (downloaded, character-level), or any name with --input=FILES.")

@@ -1,5 +1,16 @@
 import os
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+
+# the CPU peak that train.py caches per machine (common.cpu_peak_flops) is measured anew in a cache of the test
+# session's own: a measurement taken while the tests load the machine must not become the user's MFU peak
+os.environ['XDG_CACHE_HOME'] = tempfile.mkdtemp(prefix='pytest-cache-home-')
+
+
+def pytest_configure(config):
+    # torch's own torch.utils.mkldnn, imported by torch.compile's CPU path, still uses the API it deprecates
+    config.addinivalue_line('filterwarnings',
+                            'ignore:`torch.jit.script_method` is deprecated:DeprecationWarning:torch')

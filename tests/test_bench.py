@@ -229,6 +229,25 @@ def test_auto_cpu_dtype_picks_the_faster_matmul(monkeypatch):
     assert bf16 > 0 and fp32 > 0 and name == ('bfloat16' if bf16 > fp32 else 'float32')
 
 
+def test_cpu_peak_is_measured_once_per_machine_and_dtype(monkeypatch, tmp_path):
+    """train.py's MFU peak: measured the first time, then read from the cache, so two runs' MFU use one peak;
+    another dtype is another measurement; an unwritable cache is used uncached, and the source says so."""
+    import common
+    measured = []
+    monkeypatch.setenv('XDG_CACHE_HOME', str(tmp_path))
+    monkeypatch.setattr(common, 'cpu_matmul_flops', lambda dtype, n: measured.append(dtype) or 1e11 * len(measured))
+    first, second = common.cpu_peak_flops('float32'), common.cpu_peak_flops('float32')
+    assert first[0] == second[0] == 1e11 and measured == [torch.float32]
+    assert 'measured now and cached' in first[1] and 'measured now' not in second[1]
+    assert common.cpu_peak_flops('bfloat16')[0] == 2e11 and common.peak_flops('cpu', 'cpu', 'float32')[0] == 1e11
+    (tmp_path / 'learned-transformer' / 'cpu_peak.json').write_text('not json')   # a broken cache: measured again
+    assert common.cpu_peak_flops('float32')[0] == 3e11
+    monkeypatch.setenv('XDG_CACHE_HOME', str(tmp_path / 'file'))
+    (tmp_path / 'file').write_text('')                                          # the cache's folder cannot exist
+    flops, source = common.cpu_peak_flops('float32')
+    assert flops == 4e11 and 'not cached' in source
+
+
 FAULTS = """
 import resource, sys, torch
 from common import keep_freed_memory

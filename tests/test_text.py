@@ -210,6 +210,38 @@ def test_train_lm_then_sample(enc, lm_data, tmp_path, monkeypatch, capsys):
     assert 'context of 32 tokens' in err and len(err.splitlines()) == 1, err
 
 
+def test_shakespeare_char_prepare_train_sample(tmp_path, monkeypatch, capsys):
+    """The README's three commands offline, on a small text the test writes: prepare shakespeare_char from a
+    local file (characters as tokens, the last 10% held out), train config/cpu/shakespeare_char.py briefly, and
+    sample text that begins with the prompt and uses only the text's characters."""
+    text = generated_text(3, n_lines=1500).replace(' = ', '\nROMEO:\n')
+    (tmp_path / 'input.txt').write_text(text, encoding='utf-8')
+    data, out = str(tmp_path / 'data'), str(tmp_path / 'out')
+    run_command(dict(prepare=tasks.prepare_command), ['prepare', 'shakespeare_char', f'--input={tmp_path / "input.txt"}',
+                                                      f'--out_dir={data}'])
+    meta = json.load(open(os.path.join(data, 'meta.json')))
+    assert meta['tokenizer'] == 'char' and meta['chars'] == ''.join(sorted(set(text)))
+    assert meta['vocab_size'] == len(set(text)) + 1 and meta['eot'] == len(set(text))
+    enc = tasks.encoding_of(meta)
+    tokens = [np.fromfile(os.path.join(data, f'{s}.bin'), dtype=np.uint16) for s in ('train', 'test')]
+    assert enc.decode(tokens[0][:-1].tolist()) + enc.decode(tokens[1][:-1].tolist()) == text  # exact, eot-ended
+    assert 0.09 < len(tokens[1]) / len(text) < 0.11
+    assert run_script('train.py', ['config/cpu/shakespeare_char.py', f'--lm_data_dir={data}', f'--out_dir={out}',
+                                   '--n_layer=1', '--n_embd=32', '--n_head=2', '--batch_size=8', '--max_iters=60',
+                                   '--warmup_iters=5', '--learning_rate=1e-2', '--eval_interval=60', '--n_test=20',
+                                   '--dtype=float32'], monkeypatch) == 0
+    records = [json.loads(line) for line in open(os.path.join(out, 'log.jsonl'))]
+    assert records[-1]['val_loss'] < math.log(meta['vocab_size']) - 1.0       # it learnt the characters' statistics
+    capsys.readouterr()
+    assert run_script('sample.py', [f'--out_dir={out}', '--start=ROMEO:', '--num_samples=2',
+                                    '--max_new_tokens=50'], monkeypatch) == 0
+    samples = capsys.readouterr().out.split('---------------')[:2]
+    assert all(s.strip().startswith('ROMEO:') and set(s.strip()) <= set(text) for s in samples), samples
+    assert run_script('sample.py', [f'--out_dir={out}', '--start=ROMEO: §'], monkeypatch) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith('error: --start:') and "'§'" in err and len(err.splitlines()) == 1, err
+
+
 def write_labelled(root):
     """The three local labelled formats: IMDb CSV, Yelp-sentences *.0 / *.1, and '<label> <text>' lines."""
     os.makedirs(root / 'sentences')
@@ -294,8 +326,8 @@ def test_errors_are_one_line(tmp_path, capsys):
     (tmp_path / 'bad.csv').write_text('stars,review\n5,nice\n')
     r = subprocess.run([sys.executable, 'tasks.py', 'prepare', 'nope'], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.strip().splitlines() == [
-        "error: unknown dataset 'nope': choose wikitext103, wikitext2, fineweb_edu, yelp, imdb, or give local files "
-        "with --input"]
+        "error: unknown dataset 'nope': choose wikitext103, wikitext2, fineweb_edu, yelp, imdb, shakespeare_char, or "
+        "give local files with --input"]
     cases = [(['prepare', 'x', f'--input={tmp_path / "missing.txt"}'], 'input not found'),
              (['prepare', 'x', '--task=sentiment', f'--input={tmp_path / "bad.txt"}', '--test_fraction=0.5',
                f'--tokenizer={tmp_path / "bad.txt"}'], 'not a .tiktoken file')]

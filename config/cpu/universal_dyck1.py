@@ -4,7 +4,7 @@
 #   python train.py config/cpu/universal_dyck1.py --residual=True --norm=layer        (random, + residual and LN)
 # The authors' format (paper 2, App. G.1): a string of at most 60 characters, then ?; the answer is the target at ?.
 # 64 batch x 61 tokens = 3,904 tokens/iter, 2,000 iters (paper: 1000 x 61, 10,000 iters)
-out_dir = 'out/universal_cpu_dyck1'
+out_dir = 'out/cpu/universal_dyck1'
 task = 'dyck1'
 dyck1_format = 'query'
 dyck1_max_len = 60               # paper 2 §5.1: "the maximum length for the input parentheses sequences is 60"

@@ -2,7 +2,7 @@
 # (paper: L=2, d=28, m=456). Only E and U are trained unless --freeze_attn=False etc.:
 #   python universal.py experiments --which=table1 --size=cpu
 # 16 batch x 99 tokens = 1,584 tokens/iter, 3,000 iters (paper: 128 x 99, 10,000 iters)
-out_dir = 'out/universal_cpu_khop1'
+out_dir = 'out/cpu/universal_khop1'
 task = 'khop'
 khop_k = 1
 n_test = 200

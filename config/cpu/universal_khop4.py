@@ -3,7 +3,7 @@
 # CPU size uses L=3, not the paper's 4: with d_in = 30 the H^L leaf blocks alone would make m >= 480 + 8d.
 #   python universal.py experiments --which=table1 --size=cpu
 # 16 batch x 99 tokens = 1,584 tokens/iter, 3,000 iters (paper: 128 x 99, 60,000 iters)
-out_dir = 'out/universal_cpu_khop4'
+out_dir = 'out/cpu/universal_khop4'
 task = 'khop'
 khop_k = 4
 n_test = 200

@@ -7,9 +7,9 @@
 # ~6 min of one core. compact_vocab: the 18,012 GPT-2 ids that occur, relabelled, so the output layer is 18,012-way.
 # Evaluation during training: the first 600 test windows (76,800 tokens, to save CPU); the whole test split
 # (295,877 predicted tokens, ~70 s of one core) for the final checkpoint, in a copy of the run:
-#   mkdir -p out/cpu_wikitext_frozen_mlp_test && cp out/cpu_wikitext_frozen_mlp/ckpt.pt out/cpu_wikitext_frozen_mlp_test/
-#   python train.py config/cpu/wikitext_frozen_mlp.py --n_test=0 --init_from=resume --out_dir=out/cpu_wikitext_frozen_mlp_test
-out_dir = 'out/cpu_wikitext_frozen_mlp'
+#   mkdir -p out/cpu/wikitext_frozen_mlp_test && cp out/cpu/wikitext_frozen_mlp/ckpt.pt out/cpu/wikitext_frozen_mlp_test/
+#   python train.py config/cpu/wikitext_frozen_mlp.py --n_test=0 --init_from=resume --out_dir=out/cpu/wikitext_frozen_mlp_test
+out_dir = 'out/cpu/wikitext_frozen_mlp'
 task = 'lm'
 lm_data_dir = 'data/wikitext2'
 lm_block_size = 128

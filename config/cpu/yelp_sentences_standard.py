@@ -7,7 +7,7 @@
 # Set up as the authors' classifier (as config/cpu/imdb_standard.py; docs/deviations.md#sentiment-classifier):
 # <|endoftext|>, the sentence, pads to 64 (no sentence is longer than 26 tokens), causal, a 2-way head.
 # 64 sentences/iter x 200 iters (0.2 passes); compact_vocab: the 10,713 ids that occur.
-out_dir = 'out/cpu_yelp_sentences_standard'
+out_dir = 'out/cpu/yelp_sentences_standard'
 task = 'sentiment'
 sentiment_data_dir = 'data/yelp_sentences'
 sentiment_block_size = 64

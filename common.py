@@ -206,8 +206,7 @@ def peak_flops(device, device_type, dtype):
 def cpu_matmul_flops(dtype, n=4096, reps=5):
     """FLOP/s of the fastest of reps (n, n) @ (n, n) matmuls in dtype (a torch.dtype) on the CPU, with torch's
     current number of threads, after one untimed matmul: bench.py's CPU peak for MFU (n = 4096: 0.1-0.7 s per
-    matmul on 2 cores). Measured once per process for each (dtype, n, reps, threads): train.py's dtype=auto
-    probe and its MFU peak time the same 1024^3 matmul."""
+    matmul on 2 cores). Measured once per process for each (dtype, n, reps, threads)."""
     return _cpu_matmul_flops(dtype, n, reps, torch.get_num_threads())
 
 

@@ -42,6 +42,8 @@ class GPTConfig:
     causal: bool = True          # False: every position attends to (MixiT: mixes) all block_size positions
     n_class: int = 0             # > 0: the head has n_class outputs (sequence classification), not vocab_size
     pad_id: int = -1             # >= 0: this token's embedding is zero and never trained (padding)
+    vocab_multiple: int = 1      # the output layer's rows rounded up to a multiple of this (64: GPT-2's 50,257 ->
+                                 # nanoGPT's 50,304) for aligned GPU matmuls; the extra logits are -inf, never used
     variant: str = 'standard'    # a row of VARIANTS: sets the flags below that are left at None
     # attention
     attn: str | None = None              # 'softmax' | 'mixit'
@@ -70,9 +72,9 @@ class GPTConfig:
     freeze_norm: bool | None = None
 
     def __post_init__(self):
-        if self.n_class < 0 or self.pad_id >= self.vocab_size:
-            raise ValueError(f"need n_class >= 0 and pad_id < vocab_size={self.vocab_size}, got "
-                             f"n_class={self.n_class}, pad_id={self.pad_id}")
+        if self.n_class < 0 or self.pad_id >= self.vocab_size or self.vocab_multiple < 1:
+            raise ValueError(f"need n_class >= 0, pad_id < vocab_size={self.vocab_size} and vocab_multiple >= 1, "
+                             f"got n_class={self.n_class}, pad_id={self.pad_id}, vocab_multiple={self.vocab_multiple}")
         if self.variant not in VARIANTS:
             raise ValueError(f"unknown variant {self.variant!r}; choose from {', '.join(VARIANTS)}")
         for name, value in {**BASE, **VARIANTS[self.variant]}.items():   # a flag left at None: the variant's
@@ -309,8 +311,11 @@ class ChunkedHeadLoss(torch.autograd.Function):
     """Mean cross-entropy of the logits scale * x W^T against targets, a chunk of rows at a time, with the
     gradients of x and W formed in the same pass: no (N, vocab_size) logits tensor outlives its chunk, and
     nothing is recomputed. x: (N, C); W: (V, C); targets: (N,) ids, -1 where not scored; chunk: rows per
-    chunk. When the rows span more than one chunk, rows without a target are dropped before the head: a
-    classification batch with one label per text then costs one row per text, not one per token.
+    chunk; n_valid: the logits from column n_valid on are -inf (W's rows padded for alignment), so that they
+    take no probability and get no gradient. On a CPU, when the rows span more than one chunk, rows without a target are dropped before the
+    head: a classification batch with one label per text then costs one row per text, not one per token (on a
+    GPU finding them would sync host and device every micro-batch, and its chunks are large enough that only a
+    language model's head, where every row is scored, spans several).
     Under autocast the matmuls run in its dtype with W cast once (float16: the gradient matmuls in fp32, so
     that gradients below float16's range survive until a GradScaler scales them), the log-softmax, the loss
     and W's gradient in fp32; the chunks share their buffers, so that their pages are faulted in once per step.
@@ -318,10 +323,10 @@ class ChunkedHeadLoss(torch.autograd.Function):
     backward, scaled in place; a second backward through the same loss raises RuntimeError."""
 
     @staticmethod
-    def forward(ctx, x, weight, targets, scale, chunk):
+    def forward(ctx, x, weight, targets, scale, chunk, n_valid):
         scored_all = targets >= 0
         rows = None
-        if x.shape[0] > chunk:
+        if x.shape[0] > chunk and x.device.type == 'cpu':
             rows = scored_all.nonzero().squeeze(1)
             rows = None if len(rows) == x.shape[0] else rows
         xs, ts = (x, targets) if rows is None else (x[rows], targets[rows])
@@ -353,6 +358,8 @@ class ChunkedHeadLoss(torch.autograd.Function):
                 k, scored, t = len(xc), t >= 0, t.clamp(min=0)
                 z = torch.mm(xc, w.t(), out=z_buf[:k])
                 z = f_buf[:k].copy_(z) if widen else z
+                if n_valid < V:
+                    z[:, n_valid:] = float('-inf')
                 g = torch.log_softmax(z, dim=-1, out=g_buf[:k])
                 loss -= (g.gather(1, t[:, None]).squeeze(1) * scored).sum()
                 g.exp_().scatter_add_(1, t[:, None], -torch.ones_like(g[:, :1]))   # softmax - one-hot
@@ -381,13 +388,13 @@ class ChunkedHeadLoss(torch.autograd.Function):
                                "formed in the forward and scaled in place by the first)")
         (grad_x, grad_w), ctx.grads = ctx.grads, None     # no copy: the optimizer's .grad can take grad_w itself
         return (None if grad_x is None else grad_x.mul_(grad_loss),
-                None if grad_w is None else grad_w.mul_(grad_loss).to(ctx.weight_dtype), None, None, None)
+                None if grad_w is None else grad_w.mul_(grad_loss).to(ctx.weight_dtype), None, None, None, None)
 
 
 @torch.compiler.disable     # eager inside a compiled model too: inductor's version of the chunk loop runs slower
-def chunked_head_loss(x, weight, targets, scale, chunk):
-    """ChunkedHeadLoss.apply (same arguments), never compiled."""
-    return ChunkedHeadLoss.apply(x, weight, targets, scale, chunk)
+def chunked_head_loss(x, weight, targets, scale, chunk, n_valid=None):
+    """ChunkedHeadLoss.apply (same arguments; n_valid None: every row of weight), never compiled."""
+    return ChunkedHeadLoss.apply(x, weight, targets, scale, chunk, weight.shape[0] if n_valid is None else n_valid)
 
 
 class GPT(nn.Module):
@@ -403,8 +410,11 @@ class GPT(nn.Module):
             h=nn.ModuleList([Block(config, layer) for layer in range(n_blocks)]),
             ln_f=make_norm(config),
         ))
-        # the output layer: next-token logits, or with n_class a sequence classifier's (the authors' `score`)
-        self.lm_head = nn.Linear(config.n_embd, config.n_class or config.vocab_size, bias=False)
+        # the output layer: next-token logits (rows padded to vocab_multiple), or with n_class a sequence
+        # classifier's (the authors' `score`)
+        self.n_out = config.n_class or config.vocab_size              # the logits forward returns
+        rows = config.n_class or -(-config.vocab_size // config.vocab_multiple) * config.vocab_multiple
+        self.lm_head = nn.Linear(config.n_embd, rows, bias=False)
         self.head_scale = width_scale(config, config.base_width)
         if config.rope:
             inv_freq = 1.0 / (10000 ** (torch.arange(0, config.head_dim, 2).float() / config.head_dim))
@@ -500,19 +510,41 @@ class GPT(nn.Module):
             return self.head(x[:, [-1], :]), None
         if self.training and torch.is_grad_enabled():   # the loss for backward without a (B, T, V) logits tensor
             loss = chunked_head_loss(x.flatten(0, 1), self.lm_head.weight, targets.reshape(-1), self.head_scale,
-                                     loss_chunk_rows(self.lm_head.out_features, x.device.type))
+                                     loss_chunk_rows(self.lm_head.out_features, x.device.type), self.n_out)
             return None, loss
-        if scored_only:                                 # (n_scored, n_embd): the head only where a target is
-            scored = targets >= 0
-            x, targets = x[scored], targets[scored]
+        if scored_only:
+            return self.scored_head(x, targets)
         logits = self.head(x)
+        return logits, self.cross_entropy(logits, targets)
+
+    @torch.compiler.disable     # the number of scored rows depends on the data: eager, so a compiled model's
+    def scored_head(self, x, targets):   # graph keeps static shapes and is not recompiled for each count
+        """(logits, loss) of forward's scored_only: the head on x (B, T, n_embd) only where targets (B, T) >= 0,
+        logits (n_scored, V) in row-major order."""
+        scored = targets >= 0
+        logits = self.head(x[scored])
+        return logits, self.cross_entropy(logits, targets[scored])
+
+    @staticmethod
+    def cross_entropy(logits, targets):
+        """Mean cross-entropy (nats) of logits (..., V) against targets (...), -1 ignored; in fp32 (fp64 for
+        fp64 logits)."""
         upcast = logits if logits.dtype == torch.float64 else logits.float()
-        loss = F.cross_entropy(upcast.reshape(-1, upcast.shape[-1]), targets.reshape(-1), ignore_index=-1)
-        return logits, loss
+        return F.cross_entropy(upcast.reshape(-1, upcast.shape[-1]), targets.reshape(-1), ignore_index=-1)
+
+    def mixing_in(self, dtype):
+        """Keep MixiT's static mixing matrices A in dtype (autocast's, for training), so that no forward casts
+        them again: the same products as casting them in every forward. Returns self."""
+        for block in self.transformer.h:
+            if block.attn.mixit:
+                block.attn.A = block.attn.A.to(dtype)
+        return self
 
     def head(self, x):
-        """Logits (..., vocab_size) from the final hidden states x (..., n_embd)."""
-        return self.lm_head(x) if self.head_scale == 1.0 else self.head_scale * self.lm_head(x)
+        """Logits (..., vocab_size), or (..., n_class), from the final hidden states x (..., n_embd): the
+        padded rows of the output layer (vocab_multiple) left out."""
+        logits = self.lm_head(x) if self.head_scale == 1.0 else self.head_scale * self.lm_head(x)
+        return logits if self.lm_head.out_features == self.n_out else logits[..., :self.n_out]
 
     def flops_per_token(self, T, scored=1.0):
         """Model FLOPs of one training step (forward + backward) per token at sequence length T: matmuls only,

@@ -936,11 +936,21 @@ def prepare(name, inputs=(), test_inputs=(), task=None, tokenizer=None, out_dir=
 
 # ---- the tasks
 
+def data_path(data_dir):
+    """A prepared dataset's folder: data_dir where it exists from the working directory (or is absolute), else
+    the same relative path inside the repository, where `python tasks.py prepare` writes data/<name>."""
+    if os.path.isabs(data_dir) or os.path.exists(data_dir):
+        return data_dir
+    inside = os.path.join(os.path.dirname(DATA_DIR), data_dir)
+    return inside if os.path.exists(inside) else data_dir
+
+
 def load_prepared(data_dir, task):
     """meta.json of a prepared dataset, checked to be of `task`. Raises DataError with the command to run."""
     meta_path = os.path.join(data_dir, 'meta.json')
     name = os.path.basename(os.path.normpath(data_dir))
-    if os.path.abspath(data_dir) != os.path.join(DATA_DIR, name):
+    if os.path.abspath(data_dir) != os.path.join(DATA_DIR, name) and os.path.normpath(data_dir) != os.path.join(
+            'data', name):                                     # not where prepare writes by default
         name += f' --out_dir={data_dir}'
     if not os.path.isfile(meta_path):
         raise DataError(f"no prepared data in {data_dir}; run: python tasks.py prepare {name} (offline: --input=...)")
@@ -982,6 +992,7 @@ def compact_ids(arrays, extra=()):
 def lm_token_ids(data_dir, compact_vocab):
     """(meta, ids) of a prepared lm dataset: ids[k] is the tokenizer id of model token k when compact_vocab,
     else None (model tokens are tokenizer ids). For decoding a model's samples (sample.py)."""
+    data_dir = data_path(data_dir)
     meta = load_prepared(data_dir, 'lm')
     if not compact_vocab:
         return meta, None
@@ -999,7 +1010,9 @@ def lm(seed=0, fixed_train=False, n_train=None, n_test=0, data_dir=os.path.join(
     first n_test windows (quick looks only). compact_vocab: relabel the ids that occur in train or test to
     0..K-1, so the output layer has K rather than 50,257 classes (CPU runs; the loss is then over K classes).
     seed, fixed_train and n_train are accepted for a uniform interface and unused (the corpus is fixed).
-    Raises DataError when the data is not prepared."""
+    A relative data_dir is read from the working directory, else from the repository (data_path). Raises
+    DataError when the data is not prepared."""
+    data_dir = data_path(data_dir)
     meta, ids = lm_token_ids(data_dir, compact_vocab)
     train = np.memmap(os.path.join(data_dir, 'train.bin'), dtype=np.uint16, mode='r')
     test = np.memmap(os.path.join(data_dir, 'test.bin'), dtype=np.uint16, mode='r')
@@ -1052,11 +1065,12 @@ def sentiment(seed=0, fixed_train=False, n_train=None, n_test=0, data_dir=os.pat
     length so right-padded evaluation batches of causal models crop well (crop_unscored). compact_vocab: as
     lm, with the label ids kept for label 'token'. Training draws texts uniformly from the training split (with
     replacement). fixed_train and n_train are accepted for a uniform interface and unused. Raises DataError,
-    or ValueError for a padding or label it does not know."""
+    or ValueError for a padding or label it does not know. data_dir: as lm's (data_path)."""
     if padding not in ('right', 'left'):
         raise ValueError(f"sentiment_padding must be 'right' or 'left', got {padding!r}")
     if label not in ('class', 'token'):
         raise ValueError(f"sentiment_label must be 'class' or 'token', got {label!r}")
+    data_dir = data_path(data_dir)
     meta = load_prepared(data_dir, 'sentiment')
     split = {}
     for s in ('train', 'test'):

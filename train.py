@@ -37,7 +37,6 @@ import numpy as np
 import torch
 import torch._functorch.config
 import torch.distributed as dist
-import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel as DDP
 from tqdm import tqdm
 
@@ -297,6 +296,8 @@ try:
 except ValueError as e:
     fail(e)
 raw_model.to(device, dtype=torch.float64) if dtype == 'float64' else raw_model.to(device)
+if dtype in ('bfloat16', 'float16'):      # MixiT's static matrices kept in the dtype autocast multiplies in
+    raw_model.mixing_in(ptdtype)
 
 optimizer = raw_model.configure_optimizers(weight_decay, learning_rate, (beta1, beta2), device_type)
 scaler = torch.amp.GradScaler(device_type, enabled=dtype == 'float16')
@@ -314,7 +315,9 @@ if checkpoint is not None:
 
 for key, value in partitioner_settings(activation_memory_budget, recompute_pointwise).items():
     setattr(torch._functorch.config, key, value)                                 # read when a graph compiles
-model = torch.compile(raw_model) if compile else raw_model   # raw_model keeps the un-prefixed state_dict
+# static shapes: each batch shape compiles a graph of its own (the LM configs evaluate in batches of the training
+# micro-batch's size), rather than a second shape turning every later graph symbolic in the batch
+model = torch.compile(raw_model, dynamic=False) if compile else raw_model   # raw_model: the un-prefixed state_dict
 eval_model = model
 if ddp:  # MixiT's static matrices are identical on every rank: no need to broadcast buffers each step
     no_sync = 'forward_sync_buffers' in inspect.signature(DDP.__init__).parameters    # its name in newer torch
@@ -354,9 +357,6 @@ def all_reduce_sum(values):
     return t.tolist()
 
 
-loss_dtype = torch.float64 if dtype == 'float64' else torch.float32    # of the logits' cross-entropy
-
-
 @torch.no_grad()
 def evaluate():
     """Loss (nats per scored token) and the task's metrics on its whole evaluation set, sharded across
@@ -369,9 +369,10 @@ def evaluate():
     for i in range(lo, hi, eval_batch_size):
         x, y = map(to_device, crop(x_all[i:min(i + eval_batch_size, hi)], y_all[i:min(i + eval_batch_size, hi)]))
         with autocast:
-            logits, _ = eval_model(x, y, scored_only=True)     # (n_scored, V): the head only where y >= 0
+            logits, loss = eval_model(x, y, scored_only=True)  # (n_scored, V): the head only where y >= 0
         scored = y >= 0
-        loss_sum += F.cross_entropy(logits.to(loss_dtype), y[scored], reduction='sum').item()
+        if len(logits):                                        # loss: the mean over this batch's scored tokens
+            loss_sum += loss.item() * len(logits)
         pred = torch.full_like(y, -1).masked_scatter_(scored, logits.argmax(-1))
         for name, (num, den) in data.score(pred.cpu().numpy(), y.cpu().numpy()).items():
             counts[name] = (counts.get(name, (0, 0))[0] + num, counts.get(name, (0, 0))[1] + den)
@@ -388,8 +389,8 @@ def evaluate():
         if i % world_size == rank:
             x, y = to_device(x), to_device(y)
             with autocast:
-                logits, _ = eval_model(x, y, scored_only=True)
-            train_loss += F.cross_entropy(logits.to(loss_dtype), y[y >= 0]).item() / eval_iters
+                _, loss = eval_model(x, y, scored_only=True)
+            train_loss += loss.item() / eval_iters
     metrics['train_loss'] = all_reduce_sum([train_loss])[0]
     eval_model.train()
     return metrics

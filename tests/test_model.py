@@ -415,6 +415,58 @@ def test_chunked_loss_under_fp16_autocast_keeps_small_gradients(device):
     torch.testing.assert_close(gx, px, rtol=2e-2, atol=2e-2 * px.abs().max().item())
 
 
+@pytest.mark.parametrize('chunk', [5, 10 ** 6])        # several chunks, one
+def test_padded_output_layer_is_the_unpadded_model(chunk, monkeypatch):
+    """vocab_multiple pads the output layer's rows (nanoGPT's 50,304): with the same weights in the first
+    vocab_size rows, the padded model has the unpadded one's logits, training loss and gradients, and its padded
+    rows get no gradient (their logits are -inf to the softmax)."""
+    import model as model_py
+    monkeypatch.setattr(model_py, 'LOSS_CHUNK', chunk * 64)
+    torch.manual_seed(0)
+    plain = GPT(GPTConfig(vocab_size=37, block_size=8, n_layer=1, n_head=2, n_embd=16))
+    padded = GPT(GPTConfig(vocab_size=37, block_size=8, n_layer=1, n_head=2, n_embd=16, vocab_multiple=16))
+    assert padded.lm_head.weight.shape == (48, 16) and padded.transformer.wte.weight.shape == (37, 16)
+    state = plain.state_dict()
+    state['lm_head.weight'] = torch.cat([state['lm_head.weight'], torch.randn(11, 16)])
+    padded.load_state_dict(state)
+    x, y = torch.randint(0, 37, (3, 8)), torch.randint(0, 37, (3, 8))
+    y[0, :3] = -1
+    losses = []
+    for m in (plain, padded):
+        _, loss = m(x, y)                                 # training mode: ChunkedHeadLoss
+        loss.backward()
+        losses.append(loss)
+        m.eval()
+        logits, eval_loss = m(x, y)
+        torch.testing.assert_close(eval_loss, loss.detach())
+        assert logits.shape == (3, 8, 37)
+    torch.testing.assert_close(losses[0], losses[1])
+    torch.testing.assert_close(padded.lm_head.weight.grad[:37], plain.lm_head.weight.grad)
+    assert (padded.lm_head.weight.grad[37:] == 0).all()
+    torch.testing.assert_close(padded.transformer.wte.weight.grad, plain.transformer.wte.weight.grad)
+    torch.testing.assert_close(plain(x)[0], padded(x)[0])
+    with pytest.raises(ValueError, match='vocab_multiple'):
+        GPTConfig(vocab_multiple=0)
+
+
+def test_mixing_kept_in_the_autocast_dtype_changes_nothing():
+    """mixing_in(bf16): MixiT's A stored in autocast's dtype gives the same loss and gradients under bf16
+    autocast as casting it in every forward."""
+    torch.manual_seed(0)
+    config = GPTConfig(vocab_size=32, block_size=16, n_layer=2, n_head=4, n_embd=32, variant='mixit')
+    a, b = GPT(config), GPT(config)
+    b.load_state_dict(a.state_dict())
+    b.mixing_in(torch.bfloat16)
+    assert b.transformer.h[0].attn.A.dtype == torch.bfloat16 and a.transformer.h[0].attn.A.dtype == torch.float32
+    x, y = torch.randint(0, 32, (4, 16)), torch.randint(0, 32, (4, 16))
+    for m in (a, b):
+        with torch.autocast('cpu', dtype=torch.bfloat16):
+            m.loss = m(x, y)[1]
+        m.loss.backward()
+    assert torch.equal(a.loss, b.loss)
+    assert all(torch.equal(p.grad, q.grad) for p, q in zip(a.parameters(), b.parameters()) if p.grad is not None)
+
+
 # ---- the authors' sentiment classifier: non-causal mixing and attention, a class head, a frozen pad
 
 def authors_noncausal_mixing(H, m, n_h, seed, layer):

@@ -340,5 +340,17 @@ def test_errors_are_one_line(tmp_path, capsys):
         tasks.read_labelled(str(tmp_path / 'bad.txt'))
     with pytest.raises(tasks.DataError, match="'label' and 'text'"):
         tasks.read_labelled(str(tmp_path / 'bad.csv'))
-    with pytest.raises(ValueError, match='no prepared data'):
-        tasks.make_task('lm', data_dir=str(tmp_path / 'nothing'))
+    with pytest.raises(ValueError, match=f'no prepared data.*prepare nothing --out_dir={tmp_path / "nothing"} '):
+        tasks.make_task('lm', data_dir=str(tmp_path / 'nothing'))   # the command that writes where it reads
+
+
+def test_relative_data_dir_is_found_from_anywhere(tmp_path, monkeypatch):
+    """lm_data_dir='data/x' reads ./data/x where it exists, else the repository's data/x."""
+    monkeypatch.setattr(tasks, 'DATA_DIR', str(tmp_path / 'repo' / 'data'))
+    os.makedirs(tmp_path / 'repo' / 'data' / 'x')
+    os.makedirs(tmp_path / 'elsewhere')
+    monkeypatch.chdir(tmp_path / 'elsewhere')
+    assert tasks.data_path('data/x') == str(tmp_path / 'repo' / 'data' / 'x')
+    assert tasks.data_path('data/y') == 'data/y'                       # nowhere: as given, for the error
+    os.makedirs(tmp_path / 'elsewhere' / 'data' / 'x')
+    assert tasks.data_path('data/x') == 'data/x'                       # the working directory's first

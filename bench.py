@@ -37,7 +37,7 @@ FLOP convention (model.GPT.flops_per_token): matmul FLOPs of one training step, 
   - embeddings (gathers), norms, activations, softmax, rotary, the loss and the optimizer are not counted.
   The kernels do more than this count: flash attention recomputes S in its backward, and MixiT's matmul runs the
   whole T x T block although A is lower triangular, so both run about twice their counted attention work.
-MFU = achieved model FLOP/s / the device's peak: on a GPU its dense bf16 peak (common.PEAK_FLOPS), on a CPU the best of
+MFU = achieved model FLOP/s / the device's peak: on a GPU its dense peak in the step's dtype (common.peak_flops), on a CPU the best of
 a few cpu_peak_n^3 matmuls in the dtype the step multiplies in (bf16, fp16 or fp32), measured at start-up.
 --dtype=auto (the default) trains in bf16 on a GPU and, on a CPU, in bf16 only where the CPU multiplies bf16
 faster than fp32 (common.auto_cpu_dtype), as train.py does.

@@ -7,8 +7,9 @@ Sample text from a trained language model (task 'lm', any variant), nanoGPT styl
     python sample.py --out_dir=out/cpu/wikitext_standard --ckpt=ckpt_best.pt      # the lowest-val_loss weights
 
 Reads out_dir/ckpt.pt (keys 'model', 'model_args', 'config' as train.py writes them), encodes the prompt with
-the data's tokenizer (characters for character-level data such as shakespeare_char; else GPT-2 BPE from tiktoken,
-or a local .tiktoken file: --tokenizer or $TIKTOKEN_GPT2_FILE), and prints num_samples continuations. Models with rotary embeddings slide over their last block_size tokens; MixiT and learned-position
+the data's tokenizer (characters for character-level data such as shakespeare_char; else GPT-2 BPE: --tokenizer or
+$TIKTOKEN_GPT2_FILE, else the .tiktoken file the data was prepared from, which `tasks.py prepare` keeps beside it,
+else tiktoken's download), and prints num_samples continuations. Models with rotary embeddings slide over their last block_size tokens; MixiT and learned-position
 models cannot see past block_size, so prompt + max_new_tokens must fit: otherwise a one-line error.
 """
 
@@ -31,7 +32,7 @@ temperature = 0.8               # 1.0: the model's distribution; lower: more con
 top_k = 200                     # sample among the top_k tokens only (0: all)
 seed = 1337
 device = 'cpu'                  # cpu | cuda | mps | auto
-tokenizer = ''                  # local .tiktoken file; '' -> $TIKTOKEN_GPT2_FILE or tiktoken.get_encoding('gpt2')
+tokenizer = ''                  # local .tiktoken file; '' -> $TIKTOKEN_GPT2_FILE, the data's own copy, or tiktoken's download
 data_dir = ''                   # '' -> the checkpoint's lm_data_dir (needed only for compact-vocabulary models)
 configure(globals())
 
@@ -77,8 +78,9 @@ model.to(device).eval()
 torch.manual_seed(seed)
 
 try:
-    meta, ids = tasks.lm_token_ids(data_dir or config['lm_data_dir'], config.get('lm_compact_vocab', False))
-    enc = tasks.encoding_of(meta, tokenizer or None)
+    data_dir = tasks.data_path(data_dir or config['lm_data_dir'])
+    meta, ids = tasks.lm_token_ids(data_dir, config.get('lm_compact_vocab', False))
+    enc = tasks.encoding_of(meta, tokenizer or None, data_dir)
 except ValueError as e:
     fail(e)
 if enc.n_vocab != meta['vocab_size']:

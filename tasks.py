@@ -16,6 +16,7 @@ fixed set of the paper's size (`fixed_train=True`). Tasks whose examples form a 
 
 import json
 import os
+import shutil
 import sys
 from dataclasses import dataclass
 from typing import Callable
@@ -41,14 +42,22 @@ class Task:
                                          # streams; lm, whose test set is another split)
     n_class: int = 0                     # > 0: targets are class indices for an n_class-way head (sentiment)
     pad_id: int = -1                     # >= 0: the padding token, whose embedding stays zero
+    sample_rows: Callable | None = None  # (rng, n, rows) -> rows `rows` (a slice) of sample(rng, n), reading only
+                                         # those, from the same draws; for tasks whose every target is scored (lm)
 
     def __post_init__(self):
         self._test_rows = set(map(bytes, self.test[0]))
 
-    def get_batch(self, n, rng):
+    def get_batch(self, n, rng, rows=None):
         """n training examples (x, y), int64 (n, T): rows of the fixed set, or fresh samples that are not
         in the test set (any fresh samples with train_on_test). rng: np.random.Generator, the only source of
-        randomness (so resuming is exact)."""
+        randomness (so resuming is exact). rows: a slice, to return only those rows of the n (a process's share
+        of a global batch), the same rows whatever slice is asked for."""
+        if rows is not None:
+            if self.sample_rows is not None and self.train is None and self.train_on_test:
+                return self.sample_rows(rng, n, rows)
+            x, y = self.get_batch(n, rng)
+            return x[rows], y[rows]
         if self.train is not None:
             idx = rng.integers(0, len(self.train[0]), n)
             return self.train[0][idx], self.train[1][idx]
@@ -554,14 +563,16 @@ def gpt2_encoding(path=None):
                         f"--tokenizer=path/to/gpt2.tiktoken or set {TOKENIZER_ENV}") from None
 
 
-def encoding_of(meta, tokenizer=None):
+def encoding_of(meta, tokenizer=None, data_dir=None):
     """The tokenizer a prepared dataset was made with, from its meta.json dict: a CharEncoding for
-    tokenizer 'char', else GPT-2 BPE (gpt2_encoding(tokenizer)). Raises DataError."""
+    tokenizer 'char', else GPT-2 BPE: gpt2_encoding(tokenizer), where tokenizer defaults to the .tiktoken file
+    that prepare keeps in data_dir when it was made from one (then no download is needed). Raises DataError."""
     if meta.get('tokenizer') == CharEncoding.name:
         if not isinstance(meta.get('chars'), str):
             raise DataError("meta.json of character-level data has no 'chars'; prepare the data again")
         return CharEncoding(meta['chars'])
-    return gpt2_encoding(tokenizer)
+    kept = os.path.join(data_dir, f"{meta.get('tokenizer')}.tiktoken") if data_dir else ''
+    return gpt2_encoding(tokenizer or (kept if os.path.isfile(kept) and not os.environ.get(TOKENIZER_ENV) else None))
 
 
 def download(url, path):
@@ -806,6 +817,23 @@ def hf_rows(path, config, split, lo, hi):
     return itertools.islice(itertools.chain([head], first), lo, hi)
 
 
+def stream_rows(streams, path, config, split, lo, hi):
+    """Rows [lo, hi) of a Hugging Face split (hi None: to its end), continuing the stream that streams (a dict,
+    {split: [rows iterator, its position]}) holds for the split when it stands at or before lo, so that splits
+    cut from one stream one after the other (fineweb-edu's train and test rows) read it once. Yields rows."""
+    stream = streams.get(split)
+    if stream is None or stream[1] > lo:
+        stream = streams[split] = [hf_rows(path, config, split, 0, None), 0]
+    if hi is not None and stream[1] >= hi:
+        return
+    for row in stream[0]:
+        stream[1] += 1
+        if stream[1] > lo:
+            yield row
+        if hi is not None and stream[1] >= hi:
+            return
+
+
 def prepare(name, inputs=(), test_inputs=(), task=None, tokenizer=None, out_dir=None, num_proc=None,
             test_fraction=0.0, force=False, enc=None):
     """Prepare dataset `name` into out_dir (default DATA_DIR/name): from Hugging Face when name is one of
@@ -814,8 +842,8 @@ def prepare(name, inputs=(), test_inputs=(), task=None, tokenizer=None, out_dir=
     split when listed in test_inputs, or (without test_inputs) when their name contains 'test'; test_fraction > 0
     instead holds out the end of the lm text (or a seeded random fraction of the labelled texts; CHAR_DATASETS
     default to their fraction). tokenizer: a gpt2.tiktoken file, or 'char' (CharEncoding of the inputs'
-    characters; CHAR_DATASETS' default). enc: a tokenizer to use instead. Returns the metadata dict. Raises
-    DataError."""
+    characters; CHAR_DATASETS' default); a .tiktoken file is copied into out_dir, so that the data carries its
+    tokenizer (encoding_of). enc: a tokenizer to use instead. Returns the metadata dict. Raises DataError."""
     inputs, test_inputs = list(inputs), list(test_inputs)
     out_dir = out_dir or os.path.join(DATA_DIR, name)
     if name in CHAR_DATASETS:                                  # one text file, characters as tokens
@@ -842,6 +870,11 @@ def prepare(name, inputs=(), test_inputs=(), task=None, tokenizer=None, out_dir=
         enc = CharEncoding.of_texts(read_text(f) for f in list_files(inputs + test_inputs))
     enc = enc or gpt2_encoding(tokenizer)
     os.makedirs(out_dir, exist_ok=True)
+    local = tokenizer or os.environ.get(TOKENIZER_ENV)
+    if local and local != CharEncoding.name and os.path.isfile(local):    # the data carries its tokenizer
+        kept = os.path.join(out_dir, f'{enc.name}.tiktoken')
+        if not os.path.exists(kept) or not os.path.samefile(local, kept):
+            shutil.copyfile(local, kept)
     meta_path = os.path.join(out_dir, 'meta.json')
     meta = {}
     if os.path.isfile(meta_path) and not force:
@@ -903,8 +936,9 @@ def prepare(name, inputs=(), test_inputs=(), task=None, tokenizer=None, out_dir=
     else:
         _, hf_path, config, splits = HF_DATASETS[name]
         sources, totals = {}, {}
+        streams = {}
         for s, (hf_split, lo, hi) in splits.items():
-            rows = lambda hf_split=hf_split, lo=lo, hi=hi: hf_rows(hf_path, config, hf_split, lo, hi)
+            rows = lambda hf_split=hf_split, lo=lo, hi=hi: stream_rows(streams, hf_path, config, hf_split, lo, hi)
             if task == 'sentiment':
                 sources[s] = lambda rows=rows: ((r['text'], int(r['label'])) for r in rows())
             elif name == 'wikitext103':                        # a split is one text, its rows are lines
@@ -1032,13 +1066,14 @@ def lm(seed=0, fixed_train=False, n_train=None, n_test=0, data_dir=os.path.join(
     y = np.full(n_win * T, -1, dtype=np.int64)
     x[:n], y[:n] = table[test[:n]], table[test[1:n + 1]]
 
-    def sample(rng, n):
-        start = rng.integers(0, len(train) - T - 1, n)
+    def sample_rows(rng, n, rows):
+        start = rng.integers(0, len(train) - T - 1, n)[rows]
         w = table[train[start[:, None] + np.arange(T + 1)]]
         return w[:, :-1], w[:, 1:]
 
     task = Task('lm', len(ids) if ids is not None else meta['vocab_size'], T, test=(x.reshape(n_win, T),
-                y.reshape(n_win, T)), sample=sample, train_on_test=True)   # the test windows are another split's
+                y.reshape(n_win, T)), sample=lambda rng, n: sample_rows(rng, n, slice(None)),
+                sample_rows=sample_rows, train_on_test=True)   # the test windows are another split's
     task.token_ids = ids                                   # token_ids[k]: the GPT-2 id of compact id k (or None)
     return task
 

@@ -110,6 +110,8 @@ lr_schedule = 'cosine'          # after warm-up: 'cosine' | 'linear' decay to le
 min_lr_ratio = 0.1              # the decay ends at learning_rate * min_lr_ratio
 # ----------------------------------------------------------------------------- system
 device = 'auto'                 # auto | cpu | cuda | cuda:N | mps
+ddp_backend = ''                # under torchrun: '' -> nccl on CUDA, gloo on a CPU; gloo on CUDA lets several
+                                # processes share one GPU (a test of the multi-process logic, not of speed)
 dtype = 'auto'                  # auto | bfloat16 | float16 | float32 | float64 (auto on a CPU: its faster
                                 # matmul; float64: the whole model in double precision, a rounding check)
 compile = True                  # torch.compile the model
@@ -147,6 +149,8 @@ def check_flags():
         fail(f"--min_lr_ratio must be in [0, 1], got {min_lr_ratio}")
     if lr_schedule not in ('cosine', 'linear'):
         fail(f"--lr_schedule must be 'cosine' or 'linear', got {lr_schedule!r}")
+    if ddp_backend not in ('', 'nccl', 'gloo'):
+        fail(f"--ddp_backend must be '', 'nccl' or 'gloo', got {ddp_backend!r}")
     for key, value in dict(beta1=beta1, beta2=beta2).items():
         if not 0 <= value < 1:
             fail(f"--{key} must be in [0, 1), got {value}")
@@ -230,11 +234,15 @@ if ddp:
     rank, local_rank, world_size = (int(os.environ[k]) for k in ('RANK', 'LOCAL_RANK', 'WORLD_SIZE'))
     if batch_size % world_size:
         fail(f"--batch_size={batch_size} must be divisible by the number of processes ({world_size})")
+    backend = ddp_backend or ('nccl' if device_type == 'cuda' else 'gloo')
     if device_type == 'cuda':
-        device = f'cuda:{local_rank}'
+        if backend == 'nccl' and local_rank >= torch.cuda.device_count():
+            fail(f"local rank {local_rank} has no GPU of its own ({torch.cuda.device_count()} here): NCCL needs one "
+                 f"per process (--ddp_backend=gloo shares them, to test the multi-process logic)")
+        device = f'cuda:{local_rank % torch.cuda.device_count()}'
         torch.cuda.set_device(device)
-    dist.init_process_group(backend='nccl' if device_type == 'cuda' else 'gloo',   # with device_id, NCCL binds
-                            device_id=torch.device(device) if device_type == 'cuda' else None)   # the rank's GPU
+    dist.init_process_group(backend=backend,       # with device_id, NCCL binds the rank's GPU
+                            device_id=torch.device(device) if backend == 'nccl' else None)
 else:
     rank, local_rank, world_size = 0, 0, 1
 master = rank == 0
@@ -321,7 +329,7 @@ model = torch.compile(raw_model, dynamic=False) if compile else raw_model   # ra
 eval_model = model
 if ddp:  # MixiT's static matrices are identical on every rank: no need to broadcast buffers each step
     no_sync = 'forward_sync_buffers' in inspect.signature(DDP.__init__).parameters    # its name in newer torch
-    model = DDP(model, device_ids=[local_rank] if device_type == 'cuda' else None,
+    model = DDP(model, device_ids=[torch.device(device).index] if device_type == 'cuda' else None,
                 **{'forward_sync_buffers' if no_sync else 'broadcast_buffers': False})
 
 
@@ -342,9 +350,14 @@ def get_batch(rng):
     weight = world_size * (scored tokens in the micro-batch) / (scored tokens in the global batch): scaling each
     micro-batch's mean loss by it makes the gradient (after DDP's average over ranks) that of the mean loss
     over the whole global batch, however it is split into processes and micro-batches."""
-    x, y = crop(*data.get_batch(batch_size, rng))
-    n_scored = max(int((y >= 0).sum()), 1)
-    x, y = x[rank * rank_batch:(rank + 1) * rank_batch], y[rank * rank_batch:(rank + 1) * rank_batch]
+    mine = slice(rank * rank_batch, (rank + 1) * rank_batch)
+    if data.sample_rows is not None:    # every target scored (lm): this rank reads only its rows of the batch
+        x, y = data.get_batch(batch_size, rng, rows=mine)
+        n_scored = batch_size * y.shape[1]
+    else:
+        x, y = crop(*data.get_batch(batch_size, rng))
+        n_scored = max(int((y >= 0).sum()), 1)
+        x, y = x[mine], y[mine]
     return [(to_device(x[i:i + micro_batch_size]), to_device(y[i:i + micro_batch_size]),
              world_size * int((y[i:i + micro_batch_size] >= 0).sum()) / n_scored)
             for i in range(0, rank_batch, micro_batch_size)]

@@ -131,6 +131,26 @@ def test_prepare_lm_memmap_round_trip_and_rerun(enc, lm_data, capsys):
     assert np.fromfile(data / 'test.bin', dtype=np.uint16).tolist() == test.tolist()
 
 
+def test_hugging_face_splits_cut_from_one_stream_read_it_once(enc, tmp_path, monkeypatch):
+    """fineweb-edu's test rows follow its training rows in one streamed split: prepare reads the stream once, and
+    each split gets its own rows."""
+    docs = [f'document {i} ' + generated_text(i, n_lines=3) for i in range(10)]
+    opened = []
+
+    def hf_rows(path, config, split, lo, hi):
+        opened.append((split, lo, hi))
+        return iter([{'text': d} for d in docs[lo:hi]])
+    monkeypatch.setattr(tasks, 'hf_rows', hf_rows)
+    monkeypatch.setitem(tasks.HF_DATASETS, 'stream', ('lm', 'org/stream', None,
+                                                      {'train': ('train', 0, 7), 'test': ('train', 7, 9)}))
+    meta = tasks.prepare('stream', out_dir=str(tmp_path), enc=enc, num_proc=1)
+    assert opened == [('train', 0, None)]
+    for split, rows in (('train', docs[:7]), ('test', docs[7:9])):
+        tokens = np.fromfile(tmp_path / f'{split}.bin', dtype=np.uint16).tolist()
+        assert tokens == [t for d in rows for t in enc.encode_ordinary(d) + [enc.eot_token]]
+        assert meta['splits'][split]['documents'] == len(rows)
+
+
 def test_lm_windows(lm_data):
     data = str(lm_data[0] / 'data')
     tokens = np.fromfile(os.path.join(data, 'test.bin'), dtype=np.uint16).astype(np.int64)
@@ -146,6 +166,9 @@ def test_lm_windows(lm_data):
     assert task.train_on_test and (sx == bx).all()                     # windows are not checked against it
     for row in bx:                                                     # windows of the training text
         assert any((train[i:i + 16] == row).all() for i in np.flatnonzero(train == row[0]))
+    for rows in (slice(0, 3), slice(3, 8)):                           # a process's share of the batch, read alone
+        rx, ry = task.get_batch(8, np.random.default_rng(0), rows=rows)
+        assert (rx == bx[rows]).all() and (ry == by[rows]).all()
     compact = tasks.make_task('lm', data_dir=data, block_size=16, compact_vocab=True)
     ids = compact.token_ids
     assert compact.vocab_size == len(ids) < task.vocab_size

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# The CUDA path, run for real on one GPU: a bare machine with torch, tiktoken, tqdm, matplotlib (transformers for
+# the Hugging Face anchor); no `datasets`, no network. From the repository root, one stage per call (each well
+# inside 10 minutes on an H100):
+#
+#   bash results/gpu/run.sh data      # on any machine with the text files: the token set the LM stages read
+#   bash results/gpu/run.sh tests     # the test suite on CUDA (the CUDA tests run; report passed / skipped)
+#   bash results/gpu/run.sh mixit     # config/fineweb_mixit.py under torchrun: loss falls; stop + resume is exact;
+#   bash results/gpu/run.sh standard  #   sample.py prints text from the GPU checkpoint (the same for standard)
+#   bash results/gpu/run.sh ddp       # two processes sharing the GPU (gloo) against one, same global batch
+#   bash results/gpu/run.sh bench     # bench.py, the four variants beside Hugging Face's Llama; a bf16 matmul
+#
+# Every stage writes its logs into LOGS (default out/gpu/<stage>) and, where $OUT is set (the device tool's
+# output folder), packs them into $OUT/<stage>.tar.gz. ITERS (default 120) is the LM stages' length: the
+# config's 512 x 2048-token batch (16-sequence micro-batches, 32 accumulation steps), its learning rate and
+# warm-up cut to fit; the stopped run stops at ITERS/2 and resumes to ITERS with the same schedule.
+# SHARED: where the raw text is (../shared/data layout: brown/brown_plain.txt.xz, wikitext-2/wiki.*.tokens,
+# tokenizers/gpt2.tiktoken). EXTRA: flags added to every train.py run, e.g. a CPU rehearsal of the stages' logic:
+#   DEVICE=cpu ITERS=8 MICRO=2 EXTRA="--batch_size=4 --n_layer=2 --n_embd=64 --n_head=2 --lm_block_size=64
+#   --compile=False --dtype=float32" bash results/gpu/run.sh mixit
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+stage=${1:?name a stage: data, tests, mixit, standard, ddp or bench}
+LOGS=${LOGS:-out/gpu/$stage}
+ITERS=${ITERS:-120}
+DEVICE=${DEVICE:-cuda}
+MICRO=${MICRO:-16}
+SHARED=${SHARED:-../shared/data}
+DATA=data/gpu_lm
+mkdir -p "$LOGS"
+pack() { if [ -n "${OUT:-}" ]; then mkdir -p "$OUT" && tar -czf "$OUT/$stage.tar.gz" -C "$(dirname "$LOGS")" "$(basename "$LOGS")"; fi; }
+trap pack EXIT
+{ date -u; nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>/dev/null || lscpu | grep 'Model name'
+  python -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)"; } > "$LOGS/machine.txt"
+
+lm() {   # lm CONFIG OUT_DIR [flags...]: config/fineweb_*.py on the carried tokens, one process under torchrun
+    local config=$1 out=$2; shift 2
+    torchrun --standalone --nproc_per_node=1 train.py "$config" --lm_data_dir=$DATA --out_dir="$out" \
+        --device=$DEVICE --micro_batch_size=$MICRO --eval_batch_size=$MICRO --max_iters=$ITERS \
+        --lr_decay_iters=$ITERS --warmup_iters=$((ITERS / 10)) --eval_interval=$((ITERS / 4)) --eval_iters=4 \
+        --n_test=64 --log_interval=1 ${EXTRA:-} "$@"
+}
+
+same_losses() {   # same_losses A B FROM REL: train_log.jsonl losses of runs A and B agree from iteration FROM on
+    python - "$@" <<'EOF'
+import json, sys
+a, b, start, rel = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+read = lambda d: {r['iter']: r['loss'] for r in map(json.loads, open(f'{d}/train_log.jsonl'))}
+la, lb = read(a), read(b)
+its = sorted(i for i in la if i >= start)
+worst = max(abs(la[i] - lb[i]) / abs(la[i]) for i in its)
+print(f"{a} vs {b}: iterations {its[0]}-{its[-1]} ({len(its)}), largest relative loss difference {worst:.2e} "
+      f"({'within' if worst <= rel else 'OVER'} {rel:g})")
+sys.exit(worst > rel)
+EOF
+}
+
+case $stage in
+data)
+    python tasks.py prepare gpu_lm --input="$SHARED/brown/brown_plain.txt.xz,$SHARED/wikitext-2/wiki.valid.tokens" \
+        --test_input="$SHARED/wikitext-2/wiki.test.tokens" --tokenizer="$SHARED/tokenizers/gpt2.tiktoken" \
+        --out_dir=$DATA 2>&1 | tee "$LOGS/prepare.txt"
+    ;;
+tests)
+    python -m pytest -q -rs tests 2>&1 | tee "$LOGS/pytest.txt"
+    ;;
+mixit | standard)
+    config=config/fineweb_$stage.py
+    out=out/gpu/runs/$stage
+    rm -rf "$out" "$out-stopped"
+    lm $config "$out" 2>&1 | tee "$LOGS/train.txt"
+    lm $config "$out-stopped" --max_iters=$((ITERS / 2)) 2>&1 | tee "$LOGS/train_stopped.txt"
+    lm $config "$out-stopped" --init_from=resume 2>&1 | tee "$LOGS/train_resumed.txt"
+    same_losses "$out" "$out-stopped" $((ITERS / 2 + 1)) 1e-5 2>&1 | tee "$LOGS/resume_check.txt"
+    python sample.py --out_dir="$out" --device=$DEVICE --start="The history of" --num_samples=2 \
+        --max_new_tokens=60 2>&1 | tee "$LOGS/sample.txt"
+    cp "$out/log.jsonl" "$LOGS/log.jsonl"
+    cp "$out/train_log.jsonl" "$LOGS/train_log.jsonl"
+    ;;
+ddp)
+    common=(config/fineweb_standard.py --lm_data_dir=$DATA --device=$DEVICE --batch_size=32 --micro_batch_size=8
+            --eval_batch_size=8 --max_iters=50 --warmup_iters=5 --eval_interval=25 --eval_iters=2 --n_test=32
+            --log_interval=1 ${EXTRA:-})
+    rm -rf out/gpu/runs/ddp_one out/gpu/runs/ddp_two
+    torchrun --standalone --nproc_per_node=1 train.py "${common[@]}" --out_dir=out/gpu/runs/ddp_one 2>&1 |
+        tee "$LOGS/one.txt"
+    torchrun --standalone --nproc_per_node=2 train.py "${common[@]}" --ddp_backend=gloo \
+        --out_dir=out/gpu/runs/ddp_two 2>&1 | tee "$LOGS/two.txt"
+    same_losses out/gpu/runs/ddp_one out/gpu/runs/ddp_two 1 2e-2 2>&1 | tee "$LOGS/compare.txt"
+    ls -l out/gpu/runs/ddp_two >> "$LOGS/compare.txt"
+    ;;
+bench)
+    python - <<'EOF' 2>&1 | tee "$LOGS/matmul.txt"
+import torch
+n = 8192
+a, b = (torch.randn(n, n, device='cuda', dtype=torch.bfloat16) for _ in range(2))
+for _ in range(3):
+    a @ b
+start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+start.record()
+for _ in range(20):
+    a @ b
+end.record()
+torch.cuda.synchronize()
+print(f"{torch.cuda.get_device_name()}: bf16 {n}^3 matmul {2 * n ** 3 * 20 / (start.elapsed_time(end) / 1e3) / 1e12:.0f} TFLOP/s")
+EOF
+    python bench.py config/fineweb_mixit.py --device=cuda --variants=standard,frozen_qk,frozen_mlp,mixit \
+        --against=hf --batch_size=16 --rounds=3 --json_out="$LOGS/bench.json" 2>&1 | tee "$LOGS/bench.txt"
+    python bench.py config/fineweb_mixit.py --device=cuda --variants=standard --batch_size=16 --iters=3 \
+        --profile="$LOGS/profile" 2>&1 | tail -40 > "$LOGS/profile.txt"
+    rm -f "$LOGS"/profile_*.json
+    ;;
+*)
+    echo "error: unknown stage $stage (data, tests, mixit, standard, ddp or bench)" >&2
+    exit 2
+    ;;
+esac

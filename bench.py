@@ -60,11 +60,11 @@ from contextlib import nullcontext
 import torch
 import torch._functorch.config
 
-from common import (ResidentPeak, allow_tf32, check_shape, cpu_matmul_flops, keep_freed_memory, make_task,
-                    partitioner_settings, peak_flops as device_peak, release_free_memory, resident_bytes,
-                    resolve_device, resolve_dtype)
+from common import (ResidentPeak, allow_tf32, available_memory, check_shape, cpu_matmul_flops, keep_freed_memory,
+                    make_task, memory_estimate, partitioner_settings, peak_flops as device_peak, release_free_memory,
+                    resident_bytes, resolve_device, resolve_dtype)
 from configurator import configure, declare, fail
-from model import GPT, GPTConfig, VARIANTS, loss_chunk_rows
+from model import GPT, GPTConfig, VARIANTS
 
 HF = 'hf_llama'                 # Hugging Face's LlamaForCausalLM among the timed variants (--against=hf)
 
@@ -98,7 +98,7 @@ recompute_pointwise = True      # compiled: the backward recomputes pointwise op
 activation_memory_budget = 1.0  # compiled: below 1, keep this fraction of the activations (as train.py);
                                 # Hugging Face's model is compiled with torch's defaults
 cpu_keep_memory = False         # CPU: malloc keeps freed memory for the next step (common.keep_freed_memory)
-memory_check = True             # refuse a model + batch whose estimated memory (memory_estimate) exceeds what
+memory_check = True             # refuse a model + batch whose estimated memory (common.memory_estimate) exceeds what
                                 # the device has available; False: try anyway
 seed = 1337
 # -----------------------------------------------------------------------------
@@ -194,56 +194,17 @@ def hf_llama():
     return transformers.LlamaForCausalLM(hf_config)
 
 
-def memory_estimate(name):
-    """Rough bytes one variant's training step holds at its peak, as (total, {part: bytes}): fp32 weights and
-    buffers; per trainable parameter a gradient and AdamW's two moments (12 bytes), plus a 16-bit copy of the
-    weights under autocast; activations kept for the backward of one micro-batch of micro_batch_size * T
-    tokens, (34 n_embd + n_head T) values per token and layer (Korthikanti et al. 2022, with attention
-    scores) at 2 bytes for bf16/fp16 and 4 for fp32; and the output layer's (model.ChunkedHeadLoss): one
-    chunk's logits and their fp32 log-softmax, and under autocast W's 16-bit copy and a chunk's W gradient
-    in 16 and 32 bits. An upper estimate (step_memory measures it)."""
-    with torch.device('meta'):                   # shapes only: nothing allocated
-        model = GPT(model_config(name))
-    trainable, total = model.num_params()
-    buffers = sum(b.numel() * b.element_size() for b in model.buffers())
-    act = 4 if dtype == 'float32' else 2
-    tokens = micro_batch_size * T
-    c = model.config
-    rows = min(tokens, loss_chunk_rows(vocab_size, device_type))
-    parts = dict(weights=4 * total + buffers + (2 * total if act == 2 else 0), optimizer=12 * trainable,
-                 activations=tokens * c.n_layer * (34 * c.n_embd + c.n_head * T) * act,
-                 head=rows * vocab_size * (act + 4) + (vocab_size * c.n_embd * 6 if act == 2 else 0))
-    return sum(parts.values()), parts
-
-
-def available_memory():
-    """Bytes the device can still give: a GPU's free memory (torch.cuda.mem_get_info), a CPU's MemAvailable
-    (/proc/meminfo; else the free physical pages from os.sysconf). None when unknown."""
-    if device_type == 'cuda':
-        return torch.cuda.mem_get_info(device)[0]
-    try:
-        with open('/proc/meminfo') as f:
-            for line in f:
-                if line.startswith('MemAvailable:'):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    try:
-        return os.sysconf('SC_AVPHYS_PAGES') * os.sysconf('SC_PAGE_SIZE')
-    except (ValueError, OSError, AttributeError):
-        return None
-
-
 if memory_check:
     try:
-        estimates = {name: memory_estimate(name) for name in names}
+        estimates = {name: memory_estimate(model_config(name), micro_batch_size, T, dtype, device_type)
+                     for name in names}
     except ValueError as e:
         fail(e)
     # one variant at a time (rounds=1), or every model and its optimizer at once plus one step's activations
     fixed = {name: p['weights'] + p['optimizer'] for name, (_, p) in estimates.items()}
     need = max(t for t, _ in estimates.values()) if rounds == 1 else \
         sum(fixed.values()) + max(t - fixed[name] for name, (t, _) in estimates.items())
-    have = available_memory()
+    have = available_memory(device, device_type)
     if have is not None and need > have:
         worst = max(estimates, key=lambda n: estimates[n][0])
         parts = ', '.join(f"{k} {v / 2**30:.1f}" for k, v in estimates[worst][1].items())

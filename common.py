@@ -1,7 +1,7 @@
 """
 What the scripts (train.py, bench.py, sample.py) share: the task and model a config describes, reading a
-checkpoint, the device and dtype that 'auto' resolves to, the CPU's matmul peak and allocator setting, and the
-process's resident memory.
+checkpoint, one run per out_dir (lock_dir), the device and dtype that 'auto' resolves to, the CPU's matmul peak
+and allocator setting, and the process's resident memory.
 """
 
 import ctypes
@@ -82,6 +82,38 @@ def load_checkpoint(path, keys=('model', 'model_args')):
     return obj
 
 
+_locks = {}                     # folder (real path) -> its open lock file, for this process's life
+
+
+def lock_dir(path):
+    """Make the folder path and hold an exclusive lock on path/.lock (fcntl.flock) until the process ends, however
+    it ends (the OS lets go), so that no two runs write one out_dir; the lock file holds the holder's PID. A
+    folder this process locked before (a run started again in the same process) is locked anew. Raises
+    ValueError naming the holder's PID when another process holds it, or naming the folder when it cannot be
+    made or written."""
+    import fcntl
+    key = os.path.realpath(path)
+    if key in _locks:
+        _locks.pop(key).close()
+    try:
+        os.makedirs(path, exist_ok=True)
+        lock = open(os.path.join(path, '.lock'), 'a+')
+    except OSError as e:
+        raise ValueError(f"cannot write in --out_dir={path}: {e.strerror}") from None
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        lock.seek(0)
+        holder = lock.read().strip() or 'unknown'
+        lock.close()
+        raise ValueError(f"--out_dir={path} is in use by another run (PID {holder}); wait for it to end, or choose "
+                         f"another out_dir") from None
+    lock.truncate(0)
+    lock.write(f'{os.getpid()}\n')
+    lock.flush()
+    _locks[key] = lock
+
+
 def load_weights(model, state_dict, path):
     """model.load_state_dict(state_dict) (weights read from path); raises ValueError naming path and the first
     weight that is missing, extra or of another shape."""
@@ -98,6 +130,53 @@ def load_weights(model, state_dict, path):
     if extra:
         raise ValueError(f"{path} does not fit this model: it has {extra[0]}, which this model has not")
     model.load_state_dict(state_dict)
+
+
+# ----------------------------------------------------------------------------- memory
+
+
+def memory_estimate(config, micro_batch_size, T, dtype, device_type):
+    """Rough bytes a training step of the model of GPTConfig config holds at its peak, as (total, {part: bytes}):
+    fp32 weights and buffers; per trainable parameter a gradient and AdamW's two moments (12 bytes), plus a
+    16-bit copy of the weights under autocast (dtype bfloat16 / float16); activations kept for the backward of
+    one micro-batch of micro_batch_size * T tokens, (34 n_embd + n_head T) values per token and layer
+    (Korthikanti et al. 2022, with attention scores) at 2 bytes for bf16/fp16 and 4 for fp32 (8 for float64,
+    whose weights are 8 bytes too); and the output layer's (model.ChunkedHeadLoss): one chunk's logits and their
+    fp32 log-softmax, and under autocast W's 16-bit copy and a chunk's W gradient in 16 and 32 bits. An upper
+    estimate (bench.py's step_memory measures it). Raises ValueError for an impossible shape."""
+    from model import GPT, loss_chunk_rows
+    with torch.device('meta'):                   # shapes only: nothing allocated
+        model = GPT(config)
+    trainable, total = model.num_params()
+    buffers = sum(b.numel() * b.element_size() for b in model.buffers())
+    act = {'float32': 4, 'float64': 8}.get(dtype, 2)
+    word = 8 if dtype == 'float64' else 4
+    tokens, vocab = micro_batch_size * T, model.lm_head.out_features
+    rows = min(tokens, loss_chunk_rows(vocab, device_type))
+    parts = dict(weights=word * total + buffers + (2 * total if act == 2 else 0), optimizer=3 * word * trainable,
+                 activations=tokens * config.n_layer * (34 * config.n_embd + config.n_head * T) * act,
+                 head=rows * vocab * (act + word) + (vocab * config.n_embd * 6 if act == 2 else 0))
+    return sum(parts.values()), parts
+
+
+def available_memory(device, device_type):
+    """Bytes the device can still give: a GPU's free memory (torch.cuda.mem_get_info), a CPU's MemAvailable
+    (/proc/meminfo; else the free physical pages from os.sysconf). None when unknown (MPS)."""
+    if device_type == 'cuda':
+        return torch.cuda.mem_get_info(device)[0]
+    if device_type != 'cpu':
+        return None
+    try:
+        with open('/proc/meminfo') as f:
+            for line in f:
+                if line.startswith('MemAvailable:'):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf('SC_AVPHYS_PAGES') * os.sysconf('SC_PAGE_SIZE')
+    except (ValueError, OSError, AttributeError):
+        return None
 
 
 # ----------------------------------------------------------------------------- device and dtype

@@ -19,6 +19,7 @@ file -- ends the program with one line `error: ...` and exit status 2 (`fail`).
 import ast
 import inspect
 import io
+import math
 import os
 import re
 import sys
@@ -92,17 +93,20 @@ def as_kind(value, kind, elem=None):
 
 
 def check(key, value, default, annotation=None):
-    """value converted to what key admits (the type of default, or its annotation when default is None);
-    raises ConfigError naming the key."""
+    """value converted to what key admits (the type of default, or its annotation when default is None), floats
+    finite; raises ConfigError naming the key."""
     if default is None and annotation is None:
         raise TypeError(f"{key} defaults to None and has no annotation: declare it as `{key}: T | None = None`")
     kinds = kinds_of(annotation) if default is None else (type(default),)
     elem = type(default[0]) if isinstance(default, tuple) and default else None
     for kind in kinds:
         try:
-            return as_kind(value, kind, elem)
+            result = as_kind(value, kind, elem)
         except TypeError:
             continue
+        if any(isinstance(v, float) and not math.isfinite(v) for v in (result if kind is tuple else (result,))):
+            raise ConfigError(f"{key} must be a finite number, got {value!r}")
+        return result
     names = ' or '.join('None' if k is type(None) else k.__name__ + (f' of {elem.__name__}' if k is tuple and elem
                                                                       else '') for k in kinds)
     raise ConfigError(f"{key} expects {names}, got {value!r} ({type(value).__name__})")

@@ -866,7 +866,7 @@ def prepare(name, inputs=(), test_inputs=(), task=None, tokenizer=None, out_dir=
     num_proc = num_proc or os.cpu_count() or 1
     if enc is None and tokenizer == CharEncoding.name:
         if not inputs:
-            raise DataError(f"a character vocabulary is made from local files: give them with --input")
+            raise DataError("a character vocabulary is made from local files: give them with --input")
         enc = CharEncoding.of_texts(read_text(f) for f in list_files(inputs + test_inputs))
     enc = enc or gpt2_encoding(tokenizer)
     os.makedirs(out_dir, exist_ok=True)
@@ -980,7 +980,8 @@ def data_path(data_dir):
 
 
 def load_prepared(data_dir, task):
-    """meta.json of a prepared dataset, checked to be of `task`. Raises DataError with the command to run."""
+    """meta.json of a prepared dataset, checked to be of `task` and to describe its token files (sizes, dtype,
+    ids within the vocabulary). Raises DataError with the command to run."""
     meta_path = os.path.join(data_dir, 'meta.json')
     name = os.path.basename(os.path.normpath(data_dir))
     if os.path.abspath(data_dir) != os.path.join(DATA_DIR, name) and os.path.normpath(data_dir) != os.path.join(
@@ -996,11 +997,19 @@ def load_prepared(data_dir, task):
                not os.path.isfile(os.path.join(data_dir, f'{s}.bin'))]
     if missing:
         raise DataError(f"{data_dir}: split {missing[0]} is not prepared; re-run python tasks.py prepare {name}")
+    if meta.get('dtype', 'uint16') != 'uint16' or not isinstance(meta.get('vocab_size'), int):
+        raise DataError(f"{meta_path}: dtype {meta.get('dtype')!r}, vocab_size {meta.get('vocab_size')!r}: not the "
+                        f"uint16 token files of python tasks.py prepare; prepare the data again")
     for s in ('train', 'test'):                    # the files are the ones meta.json describes
         path = os.path.join(data_dir, f'{s}.bin')
         if os.path.getsize(path) != 2 * splits[s]['tokens']:
             raise DataError(f"{path}: {os.path.getsize(path):,} bytes, but meta.json records {splits[s]['tokens']:,} "
                             f"uint16 tokens ({2 * splits[s]['tokens']:,} bytes); prepare the data again")
+        tokens = np.memmap(path, dtype=np.uint16, mode='r') if splits[s]['tokens'] else np.zeros(1, np.uint16)
+        top = max(int(tokens[i:i + (1 << 24)].max()) for i in range(0, len(tokens), 1 << 24))
+        if top >= meta['vocab_size']:
+            raise DataError(f"{path}: token id {top} is outside meta.json's vocabulary of {meta['vocab_size']:,}; "
+                            f"prepare the data again")
         docs = os.path.join(data_dir, f'{s}.docs.npy')
         if task == 'sentiment':
             try:
@@ -1162,11 +1171,31 @@ TASKS = {
 }
 
 
+LOWEST = {   # task: {setting: its lowest value}; a setting is train.py's key <task>_<setting>
+    'decimal_addition': dict(n_digits=1), 'retrieval': dict(vocab_size=2, m_max=1), 'khop': dict(max_k=0, length=2),
+    'dyck1': dict(min_len=0, max_len=2), 'modular_addition': dict(p=2), 'memorization': dict(n_keys=1),
+    'lm': dict(block_size=1), 'sentiment': dict(block_size=2),
+}
+
+
+def check_settings(name, kwargs):
+    """Raise ValueError naming the first of a task's settings that is below its lowest value (LOWEST), or a
+    pair of settings out of order (dyck1 'last': min_len <= max_len; khop: k <= max_k), by their train.py keys."""
+    for key, low in LOWEST.get(name, {}).items():
+        if key in kwargs and isinstance(kwargs[key], int) and kwargs[key] < low:
+            raise ValueError(f"{name}_{key} must be >= {low}, got {kwargs[key]}")
+    pairs = dict(dyck1=('min_len', 'max_len') if kwargs.get('format') == 'last' else None, khop=('k', 'max_k'))
+    lo_key, hi_key = pairs.get(name) or (None, None)
+    if lo_key in kwargs and hi_key in kwargs and kwargs[lo_key] > kwargs[hi_key]:
+        raise ValueError(f"{name}_{lo_key}={kwargs[lo_key]} must be <= {name}_{hi_key}={kwargs[hi_key]}")
+
+
 def make_task(name, **kwargs):
     """Build a task by name with its keyword settings (see each task's function). Raises ValueError for an
-    unknown task or setting."""
+    unknown task or setting, or a setting out of range (check_settings)."""
     if name not in TASKS:
         raise ValueError(f"unknown task {name!r}; choose from {', '.join(TASKS)}")
+    check_settings(name, kwargs)
     try:
         return TASKS[name](**kwargs)
     except TypeError as e:  # an unknown keyword

@@ -27,6 +27,7 @@ import inspect
 import json
 import math
 import os
+import signal
 import sys
 import time
 from contextlib import nullcontext
@@ -42,8 +43,9 @@ from tqdm import tqdm
 
 import universal
 from tasks import crop_unscored
-from common import (allow_tf32, keep_freed_memory, load_checkpoint, load_weights, make_task,
-                    model_args as make_model_args, partitioner_settings, peak_flops, resolve_device, resolve_dtype)
+from common import (allow_tf32, available_memory, keep_freed_memory, load_checkpoint, load_weights, lock_dir,
+                    make_task, memory_estimate, model_args as make_model_args, partitioner_settings, peak_flops,
+                    resolve_device, resolve_dtype)
 from configurator import configure, declare, fail
 from model import GPT, GPTConfig
 
@@ -119,6 +121,8 @@ recompute_pointwise = True      # compiled: the backward recomputes pointwise op
                                 # than keep their outputs, never a matmul or attention (common.partitioner_settings)
 activation_memory_budget = 1.0  # compiled: below 1, keep only this fraction of the activations, recomputing the
                                 # cheapest ops, matmuls included; 0 keeps only the graph's inputs (docs/performance.md)
+memory_check = True             # refuse a model + micro-batch whose estimated memory (common.memory_estimate)
+                                # exceeds what the device has free, before building it
 cpu_keep_memory = False         # CPU: malloc keeps freed memory for the next step (common.keep_freed_memory;
                                 # faster large steps, but the process keeps its peak: see its docstring)
 # -----------------------------------------------------------------------------
@@ -170,6 +174,7 @@ check_flags()
 # ----------------------------------------------------------------------------- out_dir: a new run or a resumed one
 RUN_FILES = ('ckpt.pt', 'ckpt_best.pt', 'log.jsonl', 'train_log.jsonl')   # what makes out_dir hold a run
 ckpt_path, best_path = os.path.join(out_dir, 'ckpt.pt'), os.path.join(out_dir, 'ckpt_best.pt')
+
 MODEL_KEYS = [f.name for f in fields(GPTConfig)] + ['construction']
 TASK_KEYS = ['task', 'task_seed', 'fixed_train', 'train_on_test', 'n_train', 'n_test']
 
@@ -288,7 +293,20 @@ if checkpoint is not None:
                  f"{key}={value} (has its data changed?)")
     model_args = checkpoint['model_args']
 try:
-    raw_model = GPT(GPTConfig(**model_args))
+    gpt_config = GPTConfig(**model_args)
+    if master:                                    # one run per out_dir (under DDP rank 0 writes it)
+        lock_dir(out_dir)
+    if memory_check:                              # before any weight is allocated
+        need, parts = memory_estimate(gpt_config, micro_batch_size, T, dtype, device_type)
+        need *= int(os.environ.get('LOCAL_WORLD_SIZE', 1)) if device_type == 'cpu' else 1   # processes share RAM
+        have = available_memory(device, device_type)
+        if have is not None and need > have:
+            fail(f"this model and micro-batch need about {need / 2**30:.1f} GiB ("
+                 f"{', '.join(f'{k} {v / 2**30:.1f}' for k, v in parts.items())} GiB per process) but "
+                 f"{have / 2**30:.1f} GiB is available on {device}: lower --micro_batch_size (now "
+                 f"{micro_batch_size}; the global batch stays {batch_size}), or the model (--memory_check=False "
+                 f"tries anyway)")
+    raw_model = GPT(gpt_config)
     if construction and checkpoint is None:        # paper 2: R_Q, R_K, R_V of a construction; E, U stay random
         universal.write_construction(raw_model, construction)
 except ValueError as e:
@@ -424,18 +442,32 @@ def get_lr(it):
 
 def write_atomically(path, write):
     """write(f) into path + '.tmp', fsync, rename onto path, fsync the folder: a kill at any moment leaves
-    either the old file or the new one, never a partial one."""
+    either the old file or the new one, never a partial one. A failed write (a full disk, a folder made
+    read-only) removes the .tmp, keeps the old file and fail()s naming the path and the error."""
     tmp = path + '.tmp'
-    with open(tmp, 'wb') as f:
-        write(f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    dir_fd = os.open(out_dir, os.O_RDONLY)
     try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+        with open(tmp, 'wb') as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+        dir_fd = os.open(out_dir, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    except (OSError, RuntimeError) as e:     # torch.save reports a short write as RuntimeError
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        fail(f"cannot write {path}: {write_error(e)}; {os.path.basename(path)} is as before")
+
+
+def write_error(e):
+    """What went wrong in a failed write, in words: the errno's name and text, or torch's one line."""
+    import errno
+    if isinstance(e, OSError) and e.errno:
+        return f"{errno.errorcode.get(e.errno, e.errno)} ({e.strerror})"
+    return str(e).strip().splitlines()[-1][:200] + ' (a full disk?)'
 
 
 def save_checkpoint():
@@ -456,13 +488,18 @@ def save_best(val_loss):
 
 
 def append_jsonl(name, record):
-    with open(os.path.join(out_dir, name), 'a') as f:
-        f.write(json.dumps(record) + '\n')
+    path = os.path.join(out_dir, name)
+    try:
+        with open(path, 'a') as f:
+            f.write(json.dumps(record) + '\n')
+    except OSError as e:
+        fail(f"cannot write {path}: {write_error(e)}")
 
 
 def cut_log(name, last_iter):
-    """Keep only the records of out_dir/name with iter <= last_iter (and drop a line cut short by a kill), so
-    that a resumed run's records follow its checkpoint's without repeating an iteration."""
+    """Keep only the records of out_dir/name with iter <= last_iter (and drop a line cut short by a kill, and
+    the record of a stop by a signal), so that a resumed run's records follow its checkpoint's without repeating
+    an iteration."""
     path = os.path.join(out_dir, name)
     if not os.path.isfile(path):
         return
@@ -473,7 +510,8 @@ def cut_log(name, last_iter):
                 record = json.loads(line)
             except ValueError:
                 continue
-            if isinstance(record, dict) and isinstance(record.get('iter'), int) and record['iter'] <= last_iter:
+            if (isinstance(record, dict) and isinstance(record.get('iter'), int) and record['iter'] <= last_iter
+                    and 'stopped' not in record):      # a run that was stopped and goes on
                 kept.append(line if line.endswith('\n') else line + '\n')
     write_atomically(path, lambda f: f.write(''.join(kept).encode()))
 
@@ -486,10 +524,6 @@ evaluates = lambda it: it % eval_interval == 0 or it == max_iters
 flops_per_token = raw_model.flops_per_token(T, scored=float((data.eval_set()[1] >= 0).mean()))
 peak, peak_source = peak_flops(device, device_type, dtype)
 if master:
-    try:
-        os.makedirs(out_dir, exist_ok=True)
-    except OSError as e:
-        fail(f"cannot make --out_dir={out_dir}: {e.strerror}")
     if init_from == 'resume':     # the loop evaluates again at iter_num when due: its record is written anew
         cut_log('log.jsonl', iter_num - 1 if evaluates(iter_num) else iter_num)
         cut_log('train_log.jsonl', iter_num)
@@ -512,6 +546,21 @@ pbar = tqdm(total=max_iters, initial=iter_num, disable=None if master else True,
 # resumption): its sum is kept on the device, so that logging is the only host-device synchronisation
 loss_accum = torch.zeros((), device=device, dtype=torch.float64 if dtype == 'float64' else torch.float32)
 t_log, iters_since_log = time.perf_counter(), 0
+stop_signal = 0                 # the signal that asked the run to stop (SIGINT, SIGTERM), 0 while none has
+
+
+def request_stop(signum, frame):
+    """SIGINT / SIGTERM (Ctrl-C, a scheduler's preemption): the run saves ckpt.pt after the step under way and
+    exits 128 + signum; a second signal exits at once."""
+    global stop_signal
+    if stop_signal:
+        os._exit(128 + signum)
+    stop_signal = signum
+    print(f"{signal.Signals(signum).name}: stopping after this step, with ckpt.pt saved (again: exit at once)",
+          file=sys.stderr, flush=True)
+
+
+default_handlers = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
 while True:
     if evaluates(iter_num):
         metrics = evaluate()
@@ -570,7 +619,28 @@ while True:
         loss_accum.zero_()
         t_log, iters_since_log = time.perf_counter(), 0
 
+    stop = stop_signal
+    if ddp:                              # every rank stops after the same step, so no collective is left waiting
+        flag = torch.tensor([stop_signal], device=device)
+        dist.all_reduce(flag, op=dist.ReduceOp.MAX)
+        stop = int(flag.item())
+    if stop and iter_num < max_iters:
+        if master:
+            save_checkpoint()
+            append_jsonl('train_log.jsonl', dict(iter=iter_num, stopped=signal.Signals(stop).name))
+            print(f"stopped by {signal.Signals(stop).name} at iteration {iter_num}: {ckpt_path} saved; continue "
+                  f"with --init_from=resume", file=sys.stderr)
+        pbar.close()
+        if ddp:
+            dist.barrier()
+            dist.destroy_process_group()
+        for sig, handler in default_handlers.items():
+            signal.signal(sig, handler)
+        sys.exit(128 + stop)
+
 pbar.close()
+for sig, handler in default_handlers.items():
+    signal.signal(sig, handler)
 if master:
     print(f"final ({task}, {model_args['variant']}, iter {iter_num}): " +
           ', '.join(f"{k} {v:.4f}" for k, v in metrics.items()))

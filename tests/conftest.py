@@ -1,6 +1,9 @@
 import os
+import signal
 import sys
 import tempfile
+
+import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -14,3 +17,12 @@ def pytest_configure(config):
     # torch's own torch.utils.mkldnn, imported by torch.compile's CPU path, still uses the API it deprecates
     config.addinivalue_line('filterwarnings',
                             'ignore:`torch.jit.script_method` is deprecated:DeprecationWarning:torch')
+
+
+@pytest.fixture(autouse=True)
+def keep_signal_handlers():
+    """train.py run in the test's process (runpy) installs its SIGINT / SIGTERM handlers: restore pytest's."""
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    for sig, handler in handlers.items():
+        signal.signal(sig, handler)

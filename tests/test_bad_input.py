@@ -113,6 +113,14 @@ TRAIN_FLAGS = [
     (['--init_from=no/such/weights.pt'], 'no/such/weights.pt does not exist'),
     (['--variant=mixiT'], 'unknown variant'),
     (['--no_such_key=1'], 'unknown config key'),
+    (['--learning_rate=1e999'], 'learning_rate must be a finite number, got inf'),
+    (['--weight_decay=-1e999'], 'weight_decay must be a finite number, got -inf'),
+    (['--retrieval_m_max=0'], 'retrieval_m_max must be >= 1, got 0'),
+    (['--task=memorization', '--memorization_n_keys=-4'], 'memorization_n_keys must be >= 1, got -4'),
+    (['--task=dyck1', '--dyck1_format=last', '--dyck1_min_len=50', '--dyck1_max_len=40'],
+     'dyck1_min_len=50 must be <= dyck1_max_len=40'),
+    (['--task=khop', '--khop_k=5', '--khop_max_k=3'], 'khop_k=5 must be <= khop_max_k=3'),
+    (['--ddp_backend=mpi'], "--ddp_backend must be '', 'nccl' or 'gloo'"),
 ]
 
 
@@ -129,13 +137,24 @@ def test_train_cuda_without_cuda(tmp_path, monkeypatch, capsys):
     assert_one_line_error(result, 'CUDA is not available')
 
 
+def test_train_refuses_what_memory_cannot_hold(tmp_path, monkeypatch, capsys):
+    """The estimate (common.memory_estimate) is checked before the model is built: one line with both numbers,
+    pointing at micro_batch_size."""
+    import common
+    monkeypatch.setattr(common, 'available_memory', lambda device, device_type: 2 ** 10)
+    result = run_script('train.py', TINY + ['--max_iters=1', f'--out_dir={tmp_path / "o"}'], monkeypatch, capsys)
+    assert_one_line_error(result, 'GiB is available on cpu: lower --micro_batch_size (now 8')
+    assert run_script('train.py', TINY + ['--max_iters=1', '--memory_check=False', f'--out_dir={tmp_path / "o"}'],
+                      monkeypatch, capsys)[0] == 0
+
+
 def test_train_out_dir_is_a_file(tmp_path, monkeypatch, capsys):
     (tmp_path / 'f').write_text('x')
     result = run_script('train.py', TINY + [f'--out_dir={tmp_path / "f"}'], monkeypatch, capsys)
     assert_one_line_error(result, 'is a file, not a folder')
     result = run_script('train.py', TINY + [f'--out_dir={tmp_path / "f" / "sub"}', '--max_iters=0'], monkeypatch,
                         capsys)
-    assert_one_line_error(result, 'cannot make --out_dir=')
+    assert_one_line_error(result, 'cannot write in --out_dir=')
 
 
 def test_train_bad_checkpoint_files(tmp_path, monkeypatch, capsys):
@@ -297,6 +316,97 @@ def test_checkpoint_interval_and_best(interval, written, tmp_path, monkeypatch, 
     assert records(str(tmp_path / 'again'), 'log.jsonl')[0]['val_loss'] == pytest.approx(low['val_loss'], rel=1e-6)
 
 
+# ----------------------------------------------------------------------------- what clusters do to runs
+
+def start_run(out_dir, *flags, launcher=(sys.executable,)):
+    """A long tiny run in the background (stdout, stderr to files beside out_dir), once it has logged 3 steps."""
+    log = open(f'{out_dir}.out', 'w'), open(f'{out_dir}.err', 'w')
+    p = subprocess.Popen([*launcher, 'train.py', *TINY, '--max_iters=100000', '--lr_decay_iters=100000',
+                          f'--out_dir={out_dir}', *flags], cwd=ROOT, stdout=log[0], stderr=log[1],
+                         env=dict(os.environ, OMP_NUM_THREADS='1'))
+    deadline = time.time() + 180
+    path = os.path.join(out_dir, 'train_log.jsonl')
+    while not (os.path.isfile(path) and len(open(path).readlines()) >= 3):
+        assert p.poll() is None and time.time() < deadline, open(f'{out_dir}.err').read()[-2000:]
+        time.sleep(0.05)
+    return p
+
+
+def test_one_run_per_out_dir(tmp_path, monkeypatch, capsys):
+    """While a run holds out_dir, a second run into it (from scratch, or resuming) exits 2 naming its PID."""
+    held = str(tmp_path / 'held')
+    p = start_run(held)
+    try:
+        for flags in (['--overwrite=True'], ['--init_from=resume']):
+            assert_one_line_error(subprocess_run('train.py', TINY + [f'--out_dir={held}', *flags]),
+                                  f'--out_dir={held} is in use by another run (PID {p.pid})')
+    finally:
+        p.kill()
+        p.wait()
+    assert_one_line_error(run_script('train.py', TINY + [f'--out_dir={tmp_path / "held" / "ckpt.pt" / "a"}'], monkeypatch,
+                                     capsys), 'cannot write in --out_dir=')       # inside a file
+    assert run_script('train.py', TINY + ['--max_iters=2', f'--out_dir={held}', '--overwrite=True'], monkeypatch,
+                      capsys)[0] == 0                                             # the OS let go of the lock
+
+
+@pytest.mark.parametrize('sig', [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_saves_and_resume_continues_exactly(sig, tmp_path, monkeypatch, capsys):
+    """SIGTERM (a scheduler's preemption) or SIGINT (Ctrl-C): the run saves ckpt.pt after its step, says where it
+    stopped, exits 128 + signal without a traceback, and --init_from=resume gives the uninterrupted run's losses."""
+    stopped, whole = str(tmp_path / 'stopped'), str(tmp_path / 'whole')
+    p = start_run(stopped)
+    p.send_signal(sig)
+    assert p.wait(timeout=120) == 128 + sig
+    err = open(f'{stopped}.err').read()
+    at = torch.load(os.path.join(stopped, 'ckpt.pt'), weights_only=True)['iter_num']
+    assert 'Traceback' not in err and f'stopped by {signal.Signals(sig).name} at iteration {at}' in err, err
+    assert records(stopped, 'train_log.jsonl')[-1] == dict(iter=at, stopped=signal.Signals(sig).name)
+    flags = TINY + [f'--max_iters={at + 3}', '--lr_decay_iters=100000']
+    assert run_script('train.py', flags + [f'--out_dir={stopped}', '--init_from=resume'], monkeypatch, capsys)[0] == 0
+    assert run_script('train.py', flags + [f'--out_dir={whole}'], monkeypatch, capsys)[0] == 0
+    a, b = records(whole, 'train_log.jsonl'), records(stopped, 'train_log.jsonl')
+    assert [r['iter'] for r in b] == [r['iter'] for r in a] == list(range(1, at + 4))    # the stop is not kept
+    assert [r['loss'] for r in b] == pytest.approx([r['loss'] for r in a], rel=1e-6)
+
+
+def test_a_signal_to_one_of_two_processes_stops_both_after_the_same_step(tmp_path):
+    """Under torchrun (gloo), SIGTERM to rank 1 alone: both ranks stop after the same step, rank 0 saves."""
+    out = str(tmp_path / 'two')
+    p = start_run(out, launcher=(sys.executable, '-m', 'torch.distributed.run', '--standalone', '--nproc_per_node=2'))
+    try:
+        workers = subprocess.run(['pgrep', '-P', str(p.pid)], capture_output=True, text=True).stdout.split()
+        rank = {int(open(f'/proc/{w}/environ').read().split('RANK=')[1].split('\0')[0]): int(w) for w in workers
+                if 'LOCAL_RANK=' in open(f'/proc/{w}/environ').read()}
+        os.kill(rank[1], signal.SIGTERM)
+        p.wait(timeout=120)
+    finally:
+        p.kill()
+    at = torch.load(os.path.join(out, 'ckpt.pt'), weights_only=True)['iter_num']
+    assert records(out, 'train_log.jsonl')[-1] == dict(iter=at, stopped='SIGTERM')
+    assert 'Traceback' not in open(f'{out}.err').read().split('stopped by')[0]
+
+
+@pytest.mark.parametrize('fault', [OSError(28, 'No space left on device'),
+                                   RuntimeError('[enforce fail at inline_container.cc:664] . unexpected pos 0 vs 64')])
+def test_a_full_disk_keeps_the_last_checkpoint(fault, tmp_path, monkeypatch, capsys):
+    """A checkpoint write that fails (ENOSPC, or torch's RuntimeError for a short write): one line naming the
+    file and the error, no .tmp left, and the previous ckpt.pt as it was."""
+    run = str(tmp_path / 'run')
+    assert run_script('train.py', TINY + ['--max_iters=4', f'--out_dir={run}'], monkeypatch, capsys)[0] == 0
+    before = open(os.path.join(run, 'ckpt.pt'), 'rb').read()
+
+    def save(obj, f, *args, **kw):
+        f.write(b'partial')
+        raise fault
+    monkeypatch.setattr(torch, 'save', save)
+    result = run_script('train.py', TINY + ['--max_iters=8', f'--out_dir={run}', '--init_from=resume'], monkeypatch,
+                        capsys)
+    assert_one_line_error(result, f"cannot write {os.path.join(run, 'ckpt')}")
+    assert ('ENOSPC (No space left on device)' if isinstance(fault, OSError) else 'a full disk?') in result[2]
+    assert sorted(os.listdir(run)) == ['.lock', 'ckpt.pt', 'ckpt_best.pt', 'log.jsonl', 'train_log.jsonl']
+    assert open(os.path.join(run, 'ckpt.pt'), 'rb').read() == before
+
+
 # ----------------------------------------------------------------------------- sample.py and bench.py
 
 def test_sample_flags_and_files(trained, tmp_path, monkeypatch, capsys):
@@ -419,5 +529,15 @@ def test_data_files_are_checked_against_meta(tmp_path, byte_tokenizer, monkeypat
         f.write('{"task": "lm", "splits": ')
     assert_one_line_error(run_script('train.py', flags + [f'--lm_data_dir={cut}'], monkeypatch, capsys),
                           f"{os.path.join(cut, 'meta.json')}: not a readable meta.json")
+    small = str(tmp_path / 'small')                    # meta.json's vocabulary smaller than the token ids
+    shutil.copytree(data, small)
+    meta = json.load(open(os.path.join(small, 'meta.json')))
+    json.dump(dict(meta, vocab_size=100), open(os.path.join(small, 'meta.json'), 'w'))
+    assert_one_line_error(run_script('train.py', flags + [f'--lm_data_dir={small}'], monkeypatch, capsys),
+                          f"{os.path.join(small, 'train.bin')}: token id 256 is outside meta.json's vocabulary of "
+                          f"100")                                # 256: <|endoftext|> of the byte tokenizer
+    json.dump(dict(meta, dtype='uint32'), open(os.path.join(small, 'meta.json'), 'w'))
+    assert_one_line_error(run_script('train.py', flags + [f'--lm_data_dir={small}'], monkeypatch, capsys),
+                          "dtype 'uint32'")
     code, _, err = run_script('train.py', flags + [f'--lm_data_dir={data}'], monkeypatch, capsys)
     assert code == 0, err

@@ -189,6 +189,8 @@ def help_text(keys, annotations, comments, doc, usage):
 def apply_file(keys, annotations, path, foreign=None):
     """Execute a config file and set its assignments in keys, checked; unknown keys go to foreign if given.
     Returns the keys of keys that it set."""
+    if os.path.isdir(path):
+        raise ConfigError(f"{path} is a folder; name a config file in it (e.g. {os.path.join(path, '<name>.py')})")
     if not os.path.isfile(path):
         raise ConfigError(f"config file not found: {path}")
     values = {}

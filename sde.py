@@ -558,8 +558,11 @@ def check(checks='abc',               # which checks to run: some of a, b, c
         fail(f"checks must name some of a, b, c, got {checks!r}")
     if sde_scheme not in ('sqrt', 'em'):
         fail(f"sde_scheme must be 'sqrt' or 'em', got {sde_scheme!r}")
-    if min(num_threads, n_drift, n_onestep, sde_steps, n_collapse, m_collapse, depth_collapse, draws_collapse) < 1:
-        fail("num_threads, n_drift, n_onestep, sde_steps and the *_collapse settings must be at least 1")
+    for key, value in dict(num_threads=num_threads, n_drift=n_drift, n_onestep=n_onestep, sde_steps=sde_steps,
+                           n_collapse=n_collapse, m_collapse=m_collapse, depth_collapse=depth_collapse,
+                           draws_collapse=draws_collapse).items():
+        if value < 1:
+            fail(f"--{key} must be >= 1, got {value}")
     if min(samples_onestep, draws) < 2:
         fail(f"samples_onestep and draws must be at least 2, got {samples_onestep}, {draws}")
     if not widths or min(widths) < m or not taus or min(taus) <= 0:

@@ -627,8 +627,11 @@ def verify(H=2,                      # heads per layer
     """UTF(X E) against T(X) for one random target; exits 1 when the max relative error exceeds tol."""
     if construction not in CONSTRUCTIONS:
         fail(f"construction must be one of {' | '.join(CONSTRUCTIONS)}, got {construction!r}")
-    if min(H, L, d, d_in, n) < 1 or m < 0:
-        fail("H, L, d, d_in and n must be >= 1 (and m >= 0, 0 = the smallest that works)")
+    for key, value in dict(H=H, L=L, d=d, d_in=d_in, n=n).items():
+        if value < 1:
+            fail(f"--{key} must be >= 1, got {value}")
+    if m < 0:
+        fail(f"--m must be >= 0 (0: the smallest that works), got {m}")
     W = random_target(H, L, d_in, d, seed=seed)
     try:
         R, E, info = construct(construction, W, m=m or None, seed=seed + 1)

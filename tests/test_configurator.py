@@ -1,6 +1,7 @@
 """configurator.py: nanoGPT's semantics (files, then --key=value, later wins), typed keys, one-line errors,
 --help, and subcommands."""
 
+import os
 import subprocess
 import sys
 
@@ -64,6 +65,8 @@ def test_tuples_take_lists_and_single_values_and_check_elements(tmp_path):
     (['--max_iters'], 'expected --key=value'),
     (['-x'], 'expected --key=value'),
     (['missing/config.py'], 'config file not found: missing/config.py'),
+    ([os.path.dirname(os.path.abspath(__file__))], 'is a folder; name a config file in it'),
+    (['--learning_rate=1e999'], 'learning_rate must be a finite number'),
 ])
 def test_errors_name_the_key_or_file(argv, message):
     with pytest.raises(ConfigError, match=message):

@@ -170,6 +170,12 @@ def test_command_line(capsys):
         run_command(commands, ['verify', '--heads=2'])
     err = capsys.readouterr().err.strip().splitlines()
     assert e.value.code == 2 and err == ["error: unknown config key 'heads' (in '--heads=2')"]
+    for flag, message in (('--H=0', '--H must be >= 1, got 0'), ('--L=-1', '--L must be >= 1, got -1'),
+                          ('--n=0', '--n must be >= 1, got 0'), ('--m=-2', '--m must be >= 0')):
+        with pytest.raises(SystemExit) as e:                           # each error names its key
+            run_command(commands, ['verify', flag])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert e.value.code == 2 and len(err) == 1 and message in err[0], err
 
 
 def test_write_construction_is_what_train_py_loads():

@@ -266,8 +266,8 @@ PEAK_FLOPS = {
 def peak_flops(device, device_type, dtype):
     """(FLOP/s, source) that MFU is measured against. On a GPU its dense tensor-core peak in the step's dtype:
     PEAK_FLOPS (bf16 = fp16) and half of it for float32, which runs as TF32 (allow_tf32); 0.0 when the GPU's
-    name is not listed, and for float64. On a CPU cpu_peak_flops in dtype (a torch dtype name: what the step multiplies in) with
-    torch's current threads, measured once per machine and cached. 0.0 on other devices."""
+    name is not listed, and for float64. On a CPU cpu_peak_flops in dtype (a torch dtype name: what the step
+    multiplies in) with torch's current threads, measured once per machine and cached. 0.0 on other devices."""
     if device_type == 'cuda':
         gpu = torch.cuda.get_device_name(device)
         peak = next((v for k, v in PEAK_FLOPS.items() if k in gpu), 0.0)

@@ -312,10 +312,10 @@ class ChunkedHeadLoss(torch.autograd.Function):
     gradients of x and W formed in the same pass: no (N, vocab_size) logits tensor outlives its chunk, and
     nothing is recomputed. x: (N, C); W: (V, C); targets: (N,) ids, -1 where not scored; chunk: rows per
     chunk; n_valid: the logits from column n_valid on are -inf (W's rows padded for alignment), so that they
-    take no probability and get no gradient. On a CPU, when the rows span more than one chunk, rows without a target are dropped before the
-    head: a classification batch with one label per text then costs one row per text, not one per token (on a
-    GPU finding them would sync host and device every micro-batch, and its chunks are large enough that only a
-    language model's head, where every row is scored, spans several).
+    take no probability and get no gradient. On a CPU, when the rows span more than one chunk, rows without a
+    target are dropped before the head: a classification batch with one label per text then costs one row per
+    text, not one per token (on a GPU finding them would sync host and device every micro-batch, and its chunks
+    are large enough that only a language model's head, where every row is scored, spans several).
     Under autocast the matmuls run in its dtype with W cast once (float16: the gradient matmuls in fp32, so
     that gradients below float16's range survive until a GradScaler scales them), the log-softmax, the loss
     and W's gradient in fp32; the chunks share their buffers, so that their pages are faulted in once per step.
@@ -517,8 +517,10 @@ class GPT(nn.Module):
         logits = self.head(x)
         return logits, self.cross_entropy(logits, targets)
 
-    @torch.compiler.disable     # the number of scored rows depends on the data: eager, so a compiled model's
-    def scored_head(self, x, targets):   # graph keeps static shapes and is not recompiled for each count
+    # the number of scored rows depends on the data: eager, so that a compiled model's graph keeps static shapes
+    # and is not recompiled for each count
+    @torch.compiler.disable
+    def scored_head(self, x, targets):
         """(logits, loss) of forward's scored_only: the head on x (B, T, n_embd) only where targets (B, T) >= 0,
         logits (n_scored, V) in row-major order."""
         scored = targets >= 0

@@ -7,10 +7,11 @@ Sample text from a trained language model (task 'lm', any variant), nanoGPT styl
     python sample.py --out_dir=out/cpu/wikitext_standard --ckpt=ckpt_best.pt      # the lowest-val_loss weights
 
 Reads out_dir/ckpt.pt (keys 'model', 'model_args', 'config' as train.py writes them), encodes the prompt with
-the data's tokenizer (characters for character-level data such as shakespeare_char; else GPT-2 BPE: --tokenizer or
-$TIKTOKEN_GPT2_FILE, else the .tiktoken file the data was prepared from, which `tasks.py prepare` keeps beside it,
-else tiktoken's download), and prints num_samples continuations. Models with rotary embeddings slide over their last block_size tokens; MixiT and learned-position
-models cannot see past block_size, so prompt + max_new_tokens must fit: otherwise a one-line error.
+the data's tokenizer (characters for character-level data such as shakespeare_char; else GPT-2 BPE: --tokenizer
+or $TIKTOKEN_GPT2_FILE, else the .tiktoken file the data was prepared from, which `tasks.py prepare` keeps
+beside it, else tiktoken's download), and prints num_samples continuations. Models with rotary embeddings slide
+over their last block_size tokens; MixiT and learned-position models cannot see past block_size, so prompt +
+max_new_tokens must fit: otherwise a one-line error.
 """
 
 import os
@@ -32,7 +33,8 @@ temperature = 0.8               # 1.0: the model's distribution; lower: more con
 top_k = 200                     # sample among the top_k tokens only (0: all)
 seed = 1337
 device = 'cpu'                  # cpu | cuda | mps | auto
-tokenizer = ''                  # local .tiktoken file; '' -> $TIKTOKEN_GPT2_FILE, the data's own copy, or tiktoken's download
+tokenizer = ''                  # local .tiktoken file; '' -> $TIKTOKEN_GPT2_FILE, the data's own copy, or
+                                # tiktoken's download
 data_dir = ''                   # '' -> the checkpoint's lm_data_dir (needed only for compact-vocabulary models)
 configure(globals())
 

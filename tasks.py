@@ -572,7 +572,8 @@ def encoding_of(meta, tokenizer=None, data_dir=None):
             raise DataError("meta.json of character-level data has no 'chars'; prepare the data again")
         return CharEncoding(meta['chars'])
     kept = os.path.join(data_dir, f"{meta.get('tokenizer')}.tiktoken") if data_dir else ''
-    return gpt2_encoding(tokenizer or (kept if os.path.isfile(kept) and not os.environ.get(TOKENIZER_ENV) else None))
+    use_kept = os.path.isfile(kept) and not os.environ.get(TOKENIZER_ENV)
+    return gpt2_encoding(tokenizer or (kept if use_kept else None))
 
 
 def download(url, path):
@@ -583,7 +584,8 @@ def download(url, path):
         with urllib.request.urlopen(url, timeout=60) as r, open(path + '.tmp', 'wb') as f:
             f.write(r.read())
     except OSError as e:
-        raise DataError(f"could not download {url} ({type(e).__name__}); offline, pass --input=a local copy") from None
+        raise DataError(f"could not download {url} ({type(e).__name__}); offline, pass --input=a local "
+                        f"copy") from None
     os.replace(path + '.tmp', path)
 
 

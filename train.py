@@ -174,7 +174,6 @@ check_flags()
 # ----------------------------------------------------------------------------- out_dir: a new run or a resumed one
 RUN_FILES = ('ckpt.pt', 'ckpt_best.pt', 'log.jsonl', 'train_log.jsonl')   # what makes out_dir hold a run
 ckpt_path, best_path = os.path.join(out_dir, 'ckpt.pt'), os.path.join(out_dir, 'ckpt_best.pt')
-
 MODEL_KEYS = [f.name for f in fields(GPTConfig)] + ['construction']
 TASK_KEYS = ['task', 'task_seed', 'fixed_train', 'train_on_test', 'n_train', 'n_test']
 
@@ -543,7 +542,8 @@ tokens_per_iter = batch_size * T
 saved_iter = iter_num if init_from == 'resume' else -1     # the iteration ckpt.pt holds
 pbar = tqdm(total=max_iters, initial=iter_num, disable=None if master else True, dynamic_ncols=True, leave=False)
 # the training loss logged every log_interval iterations averages the steps since the last record (or the
-# resumption): its sum is kept on the device, so that logging is the only host-device synchronisation
+# resumption): its sum is kept on the device, so that logging is the only host-device synchronisation (under
+# DDP the ranks also agree after each step on whether a signal asked them to stop)
 loss_accum = torch.zeros((), device=device, dtype=torch.float64 if dtype == 'float64' else torch.float32)
 t_log, iters_since_log = time.perf_counter(), 0
 stop_signal = 0                 # the signal that asked the run to stop (SIGINT, SIGTERM), 0 while none has
@@ -605,7 +605,7 @@ while True:
     iters_since_log += 1
     pbar.update(1)
 
-    if iter_num % log_interval == 0:  # the only host-device synchronisation outside evaluation
+    if iter_num % log_interval == 0:  # the only host-device synchronisation outside evaluation (and DDP's stop)
         train_loss = all_reduce_sum([loss_accum.item() / iters_since_log])[0] / world_size
         dt = time.perf_counter() - t_log
         ms, tok_s = 1000 * dt / iters_since_log, tokens_per_iter * iters_since_log / dt

@@ -343,8 +343,9 @@ def test_one_run_per_out_dir(tmp_path, monkeypatch, capsys):
     finally:
         p.kill()
         p.wait()
-    assert_one_line_error(run_script('train.py', TINY + [f'--out_dir={tmp_path / "held" / "ckpt.pt" / "a"}'], monkeypatch,
-                                     capsys), 'cannot write in --out_dir=')       # inside a file
+    inside_a_file = tmp_path / 'held' / 'ckpt.pt' / 'a'
+    assert_one_line_error(run_script('train.py', TINY + [f'--out_dir={inside_a_file}'], monkeypatch, capsys),
+                          'cannot write in --out_dir=')
     assert run_script('train.py', TINY + ['--max_iters=2', f'--out_dir={held}', '--overwrite=True'], monkeypatch,
                       capsys)[0] == 0                                             # the OS let go of the lock
 

@@ -210,7 +210,8 @@ def run_script(*args):
     return subprocess.run([sys.executable, 'sde.py', *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
 
 
-@pytest.mark.parametrize('flag', ['--samples_onestep=x', '--checks=xyz', '--widths=2,8', '--m_collapse=0', '--n_drift=-1'])
+@pytest.mark.parametrize('flag', ['--samples_onestep=x', '--checks=xyz', '--widths=2,8', '--m_collapse=0',
+                                  '--n_drift=-1'])
 def test_bad_flags_exit_2_with_one_line(flag):
     p = run_script('check', flag)
     assert p.returncode == 2 and 'Traceback' not in p.stderr

@@ -547,6 +547,7 @@ pbar = tqdm(total=max_iters, initial=iter_num, disable=None if master else True,
 loss_accum = torch.zeros((), device=device, dtype=torch.float64 if dtype == 'float64' else torch.float32)
 t_log, iters_since_log = time.perf_counter(), 0
 stop_signal = 0                 # the signal that asked the run to stop (SIGINT, SIGTERM), 0 while none has
+peak_doubted = False            # a note was printed that the cached CPU peak is below the achieved rate
 
 
 def request_stop(signum, frame):
@@ -616,6 +617,10 @@ while True:
                 wandb.log(dict(loss=train_loss, lr=lr, tok_s=tok_s, mfu=mfu), step=iter_num)
             tqdm.write(f"iter {iter_num}: loss {train_loss:.4f}, lr {lr:.2e}, {ms:.1f} ms/iter, {tok_s:,.0f} tok/s" +
                        (f", MFU {100 * mfu:.1f}%" if mfu is not None else ''))
+            if mfu is not None and mfu > 1 and 'cached' in peak_source and not peak_doubted:
+                peak_doubted = True          # a peak measured while other jobs held the cores is too low
+                tqdm.write(f"note: MFU above 100%: the CPU peak ({peak_source}) is below what this run achieves; "
+                           f"delete that file to measure it again on an idle machine")
         loss_accum.zero_()
         t_log, iters_since_log = time.perf_counter(), 0
 

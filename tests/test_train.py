@@ -112,6 +112,22 @@ def test_log_line_has_mfu_from_tokens_per_second(tmp_path):
     assert len(records) == 4 and min(ratios) > 0 and max(ratios) - min(ratios) < 1e-9 * max(ratios)
 
 
+def test_a_cached_cpu_peak_below_the_achieved_rate_is_doubted(tmp_path):
+    """A peak cached while other jobs held the cores (here 1 FLOP/s) gives MFU above 100%: the run says so once,
+    naming the cache file to delete."""
+    import common
+    cache = tmp_path / 'cache'
+    os.makedirs(cache / 'learned-transformer')
+    key = f'{common.cpu_model()} | torch {torch.__version__} | float32 | 1 thread(s) | 2048^3'
+    (cache / 'learned-transformer' / 'cpu_peak.json').write_text(json.dumps({key: 1.0}))
+    r = subprocess.run([sys.executable, 'train.py', *TINY, '--max_iters=3', f'--out_dir={tmp_path / "run"}'],
+                       cwd=ROOT, capture_output=True, text=True,
+                       env=dict(os.environ, OMP_NUM_THREADS='1', XDG_CACHE_HOME=str(cache)))
+    assert r.returncode == 0, r.stderr[-2000:]
+    notes = [line for line in r.stdout.splitlines() if line.startswith('note: MFU above 100%')]
+    assert len(notes) == 1 and str(cache / 'learned-transformer' / 'cpu_peak.json') in notes[0], r.stdout
+
+
 def test_auto_dtype_on_a_cpu_is_its_faster_matmul(tmp_path):
     """dtype=auto on a CPU trains in bf16 only where a bf16 matmul beats an fp32 one, and says so; under torchrun
     rank 0 broadcasts its choice."""

@@ -8,7 +8,8 @@
 task = 'dyck1'
 dyck1_min_len = 40
 dyck1_max_len = 40
-train_on_test = True   # the authors' stream: short strings are in the test set and in training
+train_on_test = True   # every string trained on, short ones in the test set too (the authors' depth.py drops
+                       # test strings: --train_on_test=False; docs/deviations.md#dyck-1-format)
 variant = 'frozen_qk'
 n_layer = 4
 n_embd = 512

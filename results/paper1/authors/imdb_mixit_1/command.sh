@@ -1,0 +1,3 @@
+# their code: princeton-pli/MixiT 22ce029 + results/paper1/authors/patch.diff, run by run.sh imdb_mixit_1
+# Model name: AMD EPYC; torch 2.13.0+cpu transformers 4.52.4
+cd MixiT && OMP_NUM_THREADS=1 WANDB_MODE=disabled MIXIT_LOG_JSONL=log.jsonl python trainer_classifier.py --task=imdb_local --local_data=/work/authors_runs/runs/imdb_256.npz --output_dir=/work/authors_runs/runs/imdb_mixit_1 --model_name_or_path=llama --max_seq_len=256 --n_embd=128 --n_head=4 --n_layer=4 --activation_cminus=-1 --max_steps=300 --warmup_steps=50 --learning_rate=2e-3 --weight_decay=0.01 --adam_beta2=0.999 --per_device_train_batch_size=32 --per_device_eval_batch_size=64 --eval_steps=100 --logging_steps=25 --seed=1 --save_strategy=no --report_to=none --use_cpu=True --shaped_attention=mixing

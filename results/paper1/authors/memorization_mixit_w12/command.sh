@@ -1,0 +1,3 @@
+# their code: princeton-pli/MixiT 22ce029 + results/paper1/authors/patch.diff, run by run.sh memorization_mixit_w12
+# Model name: AMD EPYC; torch 2.13.0+cpu transformers 4.52.4
+cd MixiT && OMP_NUM_THREADS=1 WANDB_MODE=disabled MIXIT_LOG_JSONL=log.jsonl python hdmemorize_exp.py --task=hdmemorize_64_2_1.0 --model_name_or_path=llama --n_embd=12 --n_head=6 --n_layer=2 --max_steps=1500 --warmup_steps=500 --learning_rate=5e-3 --weight_decay=1e-4 --adam_beta2=0.95 --eval_strategy=steps --eval_steps=500 --logging_steps=100 --seed=1337 --device=cpu --save_strategy=no --report_to=none --weight_frozen=0 --shaped_attention=mixing 

@@ -14,7 +14,7 @@ from dataclasses import fields
 import torch
 
 import tasks
-from model import GPTConfig
+from model import GPT, GPTConfig, loss_chunk_rows
 
 # ----------------------------------------------------------------------------- config -> (task, model)
 
@@ -144,7 +144,6 @@ def memory_estimate(config, micro_batch_size, T, dtype, device_type):
     whose weights are 8 bytes too); and the output layer's (model.ChunkedHeadLoss): one chunk's logits and their
     fp32 log-softmax, and under autocast W's 16-bit copy and a chunk's W gradient in 16 and 32 bits. An upper
     estimate (bench.py's step_memory measures it). Raises ValueError for an impossible shape."""
-    from model import GPT, loss_chunk_rows
     with torch.device('meta'):                   # shapes only: nothing allocated
         model = GPT(config)
     trainable, total = model.num_params()

@@ -1,0 +1,1 @@
+OMP_NUM_THREADS=1 python train.py config/cpu/universal_khop2.py --residual=True --norm=layer --seed=0 --khop_length=32 --batch_size=32 --max_iters=10000 --out_dir=out/search/khop2_random_len32_d4_10k --overwrite=True

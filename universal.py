@@ -398,7 +398,8 @@ ARCH_NAMES = {'attn': 'Attention-only', 'res': '+ residual', 'res_ln': '+ residu
 MODELS = ('sparse', 'random', 'full')
 TASKS = ('dyck1', 'khop1', 'khop2', 'khop3', 'khop4')
 UNFROZEN = dict(freeze_attn=False, freeze_norm=False, freeze_mlp=False)
-FULL_LR_SCALE = dict(cpu=0.3, paper=1.0)  # full model's lr / the config's (deviations.md#universal-experiments)
+FULL_LR_SCALE = {  # the fully trained model's lr / the config's, by size, task (deviations.md#universal-experiments)
+    'cpu': dict(dyck1=0.3, khop1=0.1, khop2=0.1, khop3=0.1, khop4=0.1), 'paper': dict.fromkeys(TASKS, 1.0)}
 PAPER_TABLE1 = {  # paper 2, Table 1 (a) attention-only, (b) + residual and LN: (sparse, random, full) in %
     'attn': dict(dyck1=(100.0, 94.4, 100.0), khop1=(30.2, 29.4, 8.4), khop2=(33.2, 30.5, 51.8),
                  khop3=(39.2, 32.6, 99.5), khop4=(39.4, 35.2, 95.6)),
@@ -466,13 +467,13 @@ def experiment_runs(which, size, seeds, d_list=(2, 4, 8), sweep_arch='res_ln', t
     the experiment's). Names: <task>_<arch>_<model>[_seed<k>] (sparse runs one seed, the first), and
     khop2_<arch>_d<d>_m<m>_<model>[_seed<k>] in the sweep; flags (more train.py flags) go with a tag that ends
     the names (_<tag>). The fully trained model runs at full_lr_scale × the config's learning rate (--learning_rate
-    in its command; 0: FULL_LR_SCALE[size]). Raises ValueError for another experiment."""
-    full_lr_scale = full_lr_scale or FULL_LR_SCALE[size]
+    in its command; 0: FULL_LR_SCALE[size][task]). Raises ValueError for another experiment."""
     cfg_dir = 'config/cpu' if size == 'cpu' else 'config'
     conf = lambda t: f'{cfg_dir}/universal_{t}.py'
     config_lr = lambda t: train_keys([conf(t)], learning_rate=0.0)['learning_rate']
-    lr = lambda t, model: ([f"--learning_rate={full_lr_scale * config_lr(t):g}"]
-                           if model == 'full' and full_lr_scale != 1 else [])
+    scale = lambda t: full_lr_scale or FULL_LR_SCALE[size][t]
+    lr = lambda t, model: ([f"--learning_rate={scale(t) * config_lr(t):g}"]
+                           if model == 'full' and scale(t) != 1 else [])
     name = lambda stem, model, s: (f'{stem}_{model}' + ('' if model == 'sparse' else f'_seed{s}') +
                                    (f'_{tag}' if tag else ''))
     runs = []
@@ -676,7 +677,7 @@ def experiments(which='table1',      # table1 | table2 | msweep
                 archs=(),            # only these architectures (attn, res, res_ln, mlp, mlp_ln); (): the experiment's
                 flags=(),            # more train.py flags for every run, e.g. --pos_emb=False (needs a tag)
                 tag='',              # appended to the run names (_<tag>) when flags are given
-                full_lr_scale=0.0,   # the fully trained model's lr / the config's; 0: 0.3 (cpu), 1 (paper)
+                full_lr_scale=0.0,   # the fully trained model's lr / the config's; 0: FULL_LR_SCALE's
                 jobs=1,              # train.py runs at a time
                 d_list=(2, 4, 8),    # msweep: the head widths d
                 sweep_arch='res_ln', # msweep: the architecture (a key of ARCHS)
@@ -716,7 +717,7 @@ def table(which='table1',            # table1 | table2 | msweep
           archs=(),                  # only these architectures; (): the experiment's
           flags=(),                  # the runs' extra train.py flags (as given to experiments)
           tag='',                    # and their tag
-          full_lr_scale=0.0,         # the fully trained model's lr / the config's; 0: 0.3 (cpu), 1 (paper)
+          full_lr_scale=0.0,         # the fully trained model's lr / the config's; 0: FULL_LR_SCALE's
           d_list=(2, 4, 8),          # msweep: the head widths d
           sweep_arch='res_ln',       # msweep: the architecture
           results=''):               # '': results/paper2 (cpu), results/paper2/paper (paper)

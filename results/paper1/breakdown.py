@@ -9,7 +9,8 @@ Per-group test accuracy of a trained checkpoint, for the paper-1 runs whose sing
           tasks.dyck1_counting_baseline), and the share of the training stream at that length that training
           never sees: without train_on_test, train.py trains on fresh samples minus the test set, and the
           4,000 test strings include every short string, so those lengths are never trained on; the paper-1
-          configs set train_on_test, as the authors' stream, and the share is 0.
+          configs set train_on_test, as the authors' stream, and the share is 0. Then accuracy per kind of
+          string: balanced, as many ( as ) with a prefix below 0 (the counting rule's errors), unequal counts.
 
     python results/paper1/breakdown.py out/cpu/khop_standard/ckpt.pt --save=results/paper1/khop_standard/breakdown.json
 
@@ -71,7 +72,7 @@ def dyck1_breakdown(pred, x, y, task, n_stream=20_000):
     test_rows = set(map(bytes, x))
     excluded = np.array([bytes(r) in test_rows and not task.train_on_test for r in xs])
     ok = pred[rows_i, cols] == y[rows_i, cols]
-    groups = [(1, 2), (2, 3), (3, 5), (5, 11), (11, 21), (21, 31), (31, 41)]
+    groups = [(1, 2), (2, 3), (3, 5), (5, 11), (11, 21), (21, 31), (31, 41), (41, 61)]
     out = []
     for lo, hi in groups:
         sel = (cols >= lo) & (cols < hi)
@@ -84,6 +85,20 @@ def dyck1_breakdown(pred, x, y, task, n_stream=20_000):
     out.append(dict(length='all', strings=len(cols), acc=float(ok.mean()),
                     counting=tasks.dyck1_counting_baseline(x, y, task.labels), untrained=float(excluded.mean())))
     return out
+
+
+def dyck1_kinds(pred, x, y):
+    """Rows per kind of string: balanced; as many ( as ) but a prefix with more ) (the counting rule's only
+    errors); unequal counts. Accuracy on each says whether a model counts and whether it checks prefixes."""
+    rows_i, cols = np.nonzero(y >= 0)
+    upto = np.arange(x.shape[1]) < cols[:, None]                       # the string before the scored position
+    step = np.where(x[rows_i] == tasks.OPEN, 1, np.where(x[rows_i] == tasks.CLOSE, -1, 0)) * upto
+    depth = np.cumsum(step, axis=1)
+    kind = np.where(depth[:, -1] != 0, 2, np.where(depth.min(axis=1) < 0, 1, 0))
+    ok = pred[rows_i, cols] == y[rows_i, cols]
+    names = ('balanced', 'equal counts, a prefix below 0', 'unequal counts')
+    return [dict(kind=names[k], strings=int((kind == k).sum()), acc=float(ok[kind == k].mean()))
+            for k in range(3) if (kind == k).any()]
 
 
 def addition_breakdown(pred, y):
@@ -118,6 +133,10 @@ def main(ckpt_path, save=''):
         for r in rows:
             print(f"{r['length']:>7} {r['strings']:>7} {100 * r['acc']:9.2f} {100 * r['counting']:9.2f} "
                   f"{100 * r['untrained']:13.1f}")
+        kinds = dyck1_kinds(pred, x, y)
+        print(f"\n{'kind of string':>32} {'strings':>7} {'accuracy':>9}")
+        for r in kinds:
+            print(f"{r['kind']:>32} {r['strings']:>7} {100 * r['acc']:9.2f}")
     elif config['task'] == 'decimal_addition':
         rows = addition_breakdown(pred, y)
         print(f"{'digit':>6} {'positions':>9} {'accuracy':>9}")
@@ -128,7 +147,8 @@ def main(ckpt_path, save=''):
     if save:
         with open(save, 'w') as f:
             json.dump(dict(checkpoint_iter=ck.get('iter_num'), task=config['task'],
-                           variant=ck['model_args']['variant'], rows=rows), f, indent=1)
+                           variant=ck['model_args']['variant'], rows=rows,
+                           **(dict(kinds=kinds) if config['task'] == 'dyck1' else {})), f, indent=1)
             f.write('\n')
 
 

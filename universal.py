@@ -698,16 +698,23 @@ def experiments(which='table1',      # table1 | table2 | msweep
         fail(e)
     out, results = os.path.join(out, size), results or ('results/paper2' if size == 'cpu' else 'results/paper2/paper')
 
-    def go(run):
+    def go(run):                                            # a failed run is reported; the others go on
         name, config, model, arch, extra, tag = run
-        r = run_one(config, model, arch, name, extra, out, results)
+        try:
+            r = run_one(config, model, arch, name, extra, out, results)
+        except RuntimeError as e:
+            print(f"{name:40s} failed: {e}", flush=True)
+            return name
         print(f"{name:40s} val_acc {r['val_acc']:.4f}  val_loss {r['val_loss']:.4f}  cpu {r.get('cpu_s', 0):.0f} s",
               flush=True)
 
     with ThreadPoolExecutor(jobs) as pool:
-        list(pool.map(go, runs))
+        failed = [name for name in pool.map(go, runs) if name]
     table(which, size, tuple(dict.fromkeys(seeds + (0, 1, 2, 3, 4))), (), (), flags, tag, full_lr_scale, d_list,
           sweep_arch, results)                              # every row of the experiment that has logs
+    if failed:
+        fail(f"{len(failed)} of {len(runs)} runs failed: {', '.join(failed)} (each one's stdout.txt is in {out}/)",
+             status=1)
 
 
 def table(which='table1',            # table1 | table2 | msweep

@@ -178,6 +178,27 @@ def test_command_line(capsys):
         assert e.value.code == 2 and len(err) == 1 and message in err[0], err
 
 
+def test_experiments_report_a_failed_run_and_go_on(monkeypatch, capsys, tmp_path):
+    """A train.py run that fails is one line; the experiment's other runs still run; exit status 1."""
+    done = []
+
+    def run_one(config, model, arch, name, extra, out, results):
+        done.append(name)
+        if model == 'sparse':
+            raise RuntimeError(f"train.py failed (2), see {out}/{name}/stdout.txt")
+        return dict(iter=1, val_acc=0.5, val_loss=1.0)
+
+    monkeypatch.setattr(u, 'run_one', run_one)
+    with pytest.raises(SystemExit) as e:
+        u.experiments(tasks=('khop1',), archs=('res_ln',), seeds=(0,), results=str(tmp_path))
+    assert e.value.code == 1
+    assert done == ['khop1_res_ln_sparse', 'khop1_res_ln_random_seed0', 'khop1_res_ln_full_seed0']
+    out, err = capsys.readouterr()
+    assert 'khop1_res_ln_sparse' in out and 'failed: train.py failed (2)' in out
+    assert err.strip().splitlines() == ["error: 1 of 3 runs failed: khop1_res_ln_sparse (each one's stdout.txt is "
+                                        "in out/universal/cpu/)"]
+
+
 def test_write_construction_is_what_train_py_loads():
     """train.py --construction=sparse: the model's own shape gets the sparse R_Q, R_K, R_V; E and U keep their
     init; a width below M is refused."""

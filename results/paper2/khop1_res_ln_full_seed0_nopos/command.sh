@@ -1,0 +1,1 @@
+OMP_NUM_THREADS=1 python train.py config/cpu/universal_khop1.py --residual=True --norm=layer --freeze_attn=False --freeze_norm=False --freeze_mlp=False --seed=0 --learning_rate=0.001 --pos_emb=False --out_dir=out/universal/cpu/khop1_res_ln_full_seed0_nopos --overwrite=True

@@ -75,3 +75,25 @@ def test_every_sweep_run_has_its_log_and_the_command_sweeps_py_gives():
         column = header.index(f'{sweeps.SWEEPS[sweep][0]} = {value}')
         cells = [c.strip() for c in row.split('|')[1:-1]]
         assert cells[column] == f"{sweeps.metric(sweep, final):.{3 if sweep == 'lm' else 2}f}", d
+
+
+def test_dyck1_breakdown_by_kind_of_string():
+    """breakdown.dyck1_kinds sorts the scored strings into balanced, equal counts with a prefix below 0, and
+    unequal counts, each with its accuracy."""
+    import numpy as np
+    import breakdown
+    from tasks import CLOSE, OPEN, PAD, QUERY
+    strings = ['()', '(())', ')(', '())(', '((', '(()']
+    T = 6
+    x = np.full((len(strings), T), PAD)
+    y = np.full((len(strings), T), -1)
+    for i, s in enumerate(strings):
+        x[i, :len(s)] = [OPEN if c == '(' else CLOSE for c in s]
+        x[i, len(s)] = QUERY
+        y[i, len(s)] = CLOSE if i < 2 else OPEN
+    pred = y.copy()
+    pred[0, 2] = OPEN                                   # one balanced string and one unequal-count string wrong
+    pred[5, 3] = CLOSE
+    rows = breakdown.dyck1_kinds(pred, x, y)
+    assert [(r['kind'], r['strings'], r['acc']) for r in rows] == [
+        ('balanced', 2, 0.5), ('equal counts, a prefix below 0', 2, 1.0), ('unequal counts', 2, 0.5)]

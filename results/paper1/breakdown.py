@@ -91,10 +91,10 @@ def dyck1_kinds(pred, x, y):
     """Rows per kind of string: balanced; as many ( as ) but a prefix with more ) (the counting rule's only
     errors); unequal counts. Accuracy on each says whether a model counts and whether it checks prefixes."""
     rows_i, cols = np.nonzero(y >= 0)
-    upto = np.arange(x.shape[1]) < cols[:, None]                       # the string before the scored position
-    step = np.where(x[rows_i] == tasks.OPEN, 1, np.where(x[rows_i] == tasks.CLOSE, -1, 0)) * upto
-    depth = np.cumsum(step, axis=1)
-    kind = np.where(depth[:, -1] != 0, 2, np.where(depth.min(axis=1) < 0, 1, 0))
+    s = x[rows_i]                                                      # the string: what precedes column cols
+    upto = np.arange(x.shape[1]) < cols[:, None]
+    equal = ((s == tasks.OPEN) & upto).sum(1) == ((s == tasks.CLOSE) & upto).sum(1)
+    kind = np.where(tasks.is_balanced(s, cols), 0, np.where(equal, 1, 2))
     ok = pred[rows_i, cols] == y[rows_i, cols]
     names = ('balanced', 'equal counts, a prefix below 0', 'unequal counts')
     return [dict(kind=names[k], strings=int((kind == k).sum()), acc=float(ok[kind == k].mean()))

@@ -25,6 +25,7 @@ import json
 import math
 import os
 import shlex
+import signal
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -426,9 +427,21 @@ def read_log(path):
         return [json.loads(line) for line in f if line.strip()]
 
 
+RUNNING = set()   # the train.py processes of run_one under way
+STOPPED = []      # the names of the signals that asked experiments to stop
+
+
+def stop_runs(signum, frame):
+    """SIGINT / SIGTERM handler of experiments: pass the signal on to every train.py run under way (each saves
+    ckpt.pt after its step and exits; run_one then reports it as failed) and start no more runs."""
+    STOPPED.append(signal.Signals(signum).name)
+    for p in list(RUNNING):
+        p.send_signal(signum)
+
+
 def run_one(config, model, arch, name, extra=(), out='out/universal/cpu', results='results/paper2'):
     """One train.py run, out_dir out/<name>; its log.jsonl (plus a last record with the run's CPU seconds) and
-    command.sh go to results/<name>/. Returns that last record. Reuses a finished run whose command.sh is this
+    command.sh go to results/<name>/ (the command also to out/<name>/ as the run starts). Returns that last record. Reuses a finished run whose command.sh is this
     command (train.py's --overwrite=True replaces an unfinished run in out/<name>). model in MODELS, arch in ARCHS.
     Raises RuntimeError when train.py fails (see out/<name>/stdout.txt)."""
     flags = dict(ARCHS[arch], **(UNFROZEN if model == 'full' else {}))
@@ -444,10 +457,15 @@ def run_one(config, model, arch, name, extra=(), out='out/universal/cpu', result
         if last['iter'] == max_iters:
             return last
     os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, 'command.sh'), 'w') as f:   # beside the log as it grows, should the run stop
+        f.write(command)
     env = dict(os.environ, OMP_NUM_THREADS=os.environ.get('OMP_NUM_THREADS', '1'))
     with open(os.path.join(out_dir, 'stdout.txt'), 'w') as f:
-        p = subprocess.Popen([sys.executable, 'train.py'] + args, stdout=f, stderr=subprocess.STDOUT, env=env)
+        p = subprocess.Popen([sys.executable, 'train.py'] + args, stdout=f, stderr=subprocess.STDOUT, env=env,
+                             start_new_session=True)         # signals reach it through the driver alone, once
+        RUNNING.add(p)
         _, status, usage = os.wait4(p.pid, 0)                # this child's own CPU time, whatever runs beside it
+        RUNNING.discard(p)
     if os.waitstatus_to_exitcode(status):
         raise RuntimeError(f"train.py failed ({os.waitstatus_to_exitcode(status)}), see {out_dir}/stdout.txt")
     records = read_log(os.path.join(out_dir, 'log.jsonl'))
@@ -685,7 +703,8 @@ def experiments(which='table1',      # table1 | table2 | msweep
                 results=''):         # logs and commands: results/<run>/; '': results/paper2 (cpu), .../paper
     """Run (or reuse) every train.py run of an experiment (or of its rows tasks × archs), keep its log.jsonl and
     command.sh in results/, then print the table of every run of the experiment found there, beside the paper's
-    numbers, and write assets/universal_<which>_<size>[_<tag>].png."""
+    numbers, and write assets/universal_<which>_<size>[_<tag>].png. SIGINT / SIGTERM stop it cleanly: the runs
+    under way save their checkpoints and stop, no more start, and it exits 1 naming them."""
     if size not in ('cpu', 'paper'):
         fail(f"size must be cpu or paper, got {size!r}")
     if sweep_arch not in ARCHS or not set(archs) <= set(ARCHS) or not set(tasks) <= set(TASKS):
@@ -700,6 +719,8 @@ def experiments(which='table1',      # table1 | table2 | msweep
 
     def go(run):                                            # a failed run is reported; the others go on
         name, config, model, arch, extra, tag = run
+        if STOPPED:
+            return name
         try:
             r = run_one(config, model, arch, name, extra, out, results)
         except RuntimeError as e:
@@ -708,8 +729,17 @@ def experiments(which='table1',      # table1 | table2 | msweep
         print(f"{name:40s} val_acc {r['val_acc']:.4f}  val_loss {r['val_loss']:.4f}  cpu {r.get('cpu_s', 0):.0f} s",
               flush=True)
 
-    with ThreadPoolExecutor(jobs) as pool:
-        failed = [name for name in pool.map(go, runs) if name]
+    STOPPED.clear()
+    handlers = {signum: signal.signal(signum, stop_runs) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with ThreadPoolExecutor(jobs) as pool:
+            failed = [name for name in pool.map(go, runs) if name]
+    finally:
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+    if STOPPED:
+        fail(f"stopped by {STOPPED[0]}: {len(failed)} of {len(runs)} runs unfinished or not started "
+             f"({', '.join(failed)}); the stopped ones continue with train.py --init_from=resume", status=1)
     table(which, size, tuple(dict.fromkeys(seeds + (0, 1, 2, 3, 4))), (), (), flags, tag, full_lr_scale, d_list,
           sweep_arch, results)                              # every row of the experiment that has logs
     if failed:

@@ -199,6 +199,36 @@ def test_experiments_report_a_failed_run_and_go_on(monkeypatch, capsys, tmp_path
                                         "in out/universal/cpu/)"]
 
 
+def test_experiments_stop_on_sigterm(monkeypatch, capsys, tmp_path):
+    """SIGTERM to the driver reaches the train.py run under way (its own session: only through the driver), no
+    more runs start, and the driver exits 1 naming the unfinished runs."""
+    import signal
+    import subprocess
+    done, children = [], []
+
+    def run_one(config, model, arch, name, extra, out, results):
+        done.append(name)
+        p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], start_new_session=True)
+        children.append(p)
+        u.RUNNING.add(p)
+        os.kill(os.getpid(), signal.SIGTERM)                  # as `timeout` or `kill` would
+        code = p.wait(timeout=30)
+        u.RUNNING.discard(p)
+        raise RuntimeError(f"train.py failed ({code}), see {out}/{name}/stdout.txt")
+
+    monkeypatch.setattr(u, 'run_one', run_one)
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(SystemExit) as e:
+        u.experiments(tasks=('khop1',), archs=('res_ln',), seeds=(0,), results=str(tmp_path))
+    assert e.value.code == 1 and done == ['khop1_res_ln_sparse']
+    assert children[0].returncode == -signal.SIGTERM
+    assert signal.getsignal(signal.SIGTERM) is before                   # the caller's handler is back
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["error: stopped by SIGTERM: 3 of 3 runs unfinished or not started (khop1_res_ln_sparse, "
+                   "khop1_res_ln_random_seed0, khop1_res_ln_full_seed0); the stopped ones continue with train.py "
+                   "--init_from=resume"]
+
+
 def test_write_construction_is_what_train_py_loads():
     """train.py --construction=sparse: the model's own shape gets the sparse R_Q, R_K, R_V; E and U keep their
     init; a width below M is refused."""

@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# The papers' claims at their own sizes, on one GPU (a bare machine with torch, tiktoken, tqdm; no `datasets`,
+# no network). From the repository root, one stage per call; a stage's runs share the GPU side by side, each
+# under the stage's wall-clock budget TIME_S (default 480 s), so that a stage ends inside a 10-minute call:
+#
+#   bash results/gpu/paper.sh sentiment     # paper 1, Tables 3, 9: whole IMDb reviews at the authors' Yelp command
+#                                           #   (4 x 1024, 16 heads, 256 tokens, 3,000 steps), 4 variants x 2 seeds
+#   bash results/gpu/paper.sh depth         # Table 5: MixiT and the random transformer at 2, 4, 8 layers
+#   bash results/gpu/paper.sh depth16       # Table 5: the same at 16 layers
+#   bash results/gpu/paper.sh addition      # Tables 3, 10, 11: 10-digit addition, 4 variants; MixiT with 256 heads
+#   bash results/gpu/paper.sh memorization  # Table 4: 512^2 pairs, 4 variants, the paper's 10,000 steps
+#   bash results/gpu/paper.sh khop          # Table 1: k ~ U{0..16}, 98 characters; standard, Frozen-QK x 2 seeds
+#   bash results/gpu/paper.sh universal_a   # paper 2, Table 1: Dyck-1 attention-only; 2-hop + residual and LN
+#   bash results/gpu/paper.sh universal_b   # paper 2, Table 1: 3- and 4-hop + residual and LN
+#   bash results/gpu/paper.sh lm            # Tables 2, 9: the four variants at 12 x 512 on data/gpu_lm
+#
+# Data that travels (carry it): data/imdb for sentiment (python tasks.py prepare imdb --task=sentiment
+# --input=<IMDb CSVs> --tokenizer=<gpt2.tiktoken>), data/gpu_lm for lm (bash results/gpu/run.sh data).
+# Every run writes LOGS/<paper>/<run>/ (LOGS: out/gpu/paper/<stage>): command.sh (the exact command), log.jsonl
+# (as the run goes), stdout.txt and exit_code (124: stopped by the budget, its last evaluation kept), beside
+# LOGS/machine.txt; where $OUT is set (the device tool's output folder) they are packed into
+# $OUT/<stage>.tar.gz as each run ends. Unpack with `tar -xzf <stage>.tar.gz -C results/`: paper-1 runs land in
+# results/paper1/gpu_<run>/, paper-2 runs in results/paper2/paper/<run>/.
+#
+# Steps are the papers' where a run fits the budget beside its stage's others, and cut where it cannot: the
+# depth runs make DEPTH_ITERS (default 4,000) of the authors' 40,000 steps of 1,000 sums; lm makes LM_ITERS
+# (default 1,500) steps of 64 x 256 tokens. Configs' micro-batches are for 8 GPUs: on one, every stage runs the
+# global batch in one pass (the same batch; no accumulation).
+# DEVICE (default cuda) and EXTRA (flags appended to every train.py run) make a CPU rehearsal of the logic:
+#   DEVICE=cpu TIME_S=60 EXTRA="--max_iters=4 --eval_interval=2 --n_layer=1 --n_embd=32 --n_head=2 --batch_size=8
+#   --micro_batch_size=8 --n_test=16 --compile=False --dtype=float32" bash results/gpu/paper.sh khop
+# (the universal stages take UFLAGS: universal.py experiments' --flags, which tag the run names).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+stage=${1:?name a stage: sentiment, depth, depth16, addition, memorization, khop, universal_a, universal_b or lm}
+TIME_S=${TIME_S:-480}
+LOGS=${LOGS:-out/gpu/paper/$stage}
+DEVICE=${DEVICE:-cuda}
+DEPTH_ITERS=${DEPTH_ITERS:-4000}
+LM_ITERS=${LM_ITERS:-1500}
+RUNS=out/gpu/paper/runs
+UNIVERSAL=out/gpu/paper/universal
+mkdir -p "$LOGS"
+{ date -u; nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>/dev/null || lscpu | grep 'Model name'
+  python -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)"; } > "$LOGS/machine.txt"
+
+pack() {   # the stage's logs so far into $OUT/<stage>.tar.gz (one packer at a time)
+    if [ -n "${OUT:-}" ]; then
+        mkdir -p "$OUT"
+        flock "$LOGS/.pack" tar -czf "$OUT/$stage.tar.gz.tmp" --exclude=.pack -C "$LOGS" . &&
+            mv "$OUT/$stage.tar.gz.tmp" "$OUT/$stage.tar.gz"
+    fi
+}
+
+run() {   # run PAPER NAME CONFIG [flags...]: one train.py run in the background, stopped (SIGTERM) at TIME_S
+    local paper=$1 name=gpu_$2; shift 2
+    local res=$LOGS/$paper/$name out=$RUNS/$name
+    local cmd=(python train.py "$@" --device="$DEVICE" --out_dir="$out" --overwrite=True ${EXTRA:-})
+    mkdir -p "$res"
+    printf '%q ' "${cmd[@]}" | sed 's/ $/\n/' > "$res/command.sh"
+    (
+        set +e
+        timeout -k 60 "$TIME_S" "${cmd[@]}" > "$res/stdout.txt" 2>&1
+        echo $? > "$res/exit_code"
+        cp "$out/log.jsonl" "$res/log.jsonl" 2>/dev/null
+        pack
+        echo "$name: exit $(cat "$res/exit_code"), $(tail -n 1 "$res/log.jsonl" 2>/dev/null || echo 'no log')"
+    ) &
+}
+
+universal() {   # universal TASKS ARCHS JOBS: universal.py experiments --size=paper for those rows, seed 0
+    timeout -k 60 "$TIME_S" python universal.py experiments --which=table1 --size=paper --seeds=0 --tasks="$1" \
+        --archs="$2" --jobs="$3" --out=$UNIVERSAL --results="$LOGS/paper2/paper" \
+        ${UFLAGS:+--flags="$UFLAGS" --tag=rehearsal} > "$LOGS/universal_$1_$2.txt" 2>&1 || true
+}
+
+salvage() {   # the universal runs the budget stopped: their log so far, their command, exit code 124
+    local dir name res
+    for dir in "$UNIVERSAL"/paper/*/; do
+        name=$(basename "$dir") res=$LOGS/paper2/paper/$(basename "$dir")
+        if [ -f "$dir/log.jsonl" ] && [ ! -f "$res/log.jsonl" ]; then
+            mkdir -p "$res"
+            cp "$dir/log.jsonl" "$dir/stdout.txt" "$dir/command.sh" "$res/"
+            echo 124 > "$res/exit_code"
+        fi
+    done
+}
+
+case $stage in
+sentiment)
+    for seed in 1 2; do
+        for v in standard mixit frozen_qk frozen_mlp; do
+            run paper1 "imdb_${v}_$seed" "config/yelp_$v.py" --sentiment_data_dir=data/imdb --seed=$seed
+        done
+    done
+    ;;
+depth | depth16)
+    layers=$([ "$stage" = depth ] && echo "2 4 8" || echo 16)
+    for n in $layers; do
+        for v in mixit random; do
+            run paper1 "depth_${v}_$n" "config/table5_$v.py" --n_layer=$n --seed=1 --micro_batch_size=1000 \
+                --max_iters="$DEPTH_ITERS" --eval_interval=500
+        done
+    done
+    ;;
+addition)
+    for v in standard frozen_qk frozen_mlp mixit; do
+        run paper1 "decimal_addition_$v" "config/decimal_addition_$v.py" --micro_batch_size=128
+    done
+    run paper1 heads_decimal_addition_mixit_256 config/table11_decimal_addition_mixit.py --n_head=256 \
+        --micro_batch_size=128
+    ;;
+memorization)
+    for v in standard frozen_qk frozen_mlp mixit; do
+        run paper1 "memorization_$v" "config/memorization_$v.py" --micro_batch_size=32768
+    done
+    ;;
+khop)
+    for seed in 1 2; do
+        for v in standard frozen_qk; do
+            run paper1 "khop_${v}_$seed" "config/khop_$v.py" --seed=$seed --micro_batch_size=128
+        done
+    done
+    ;;
+universal_a)
+    universal dyck1 attn 3 &
+    universal khop2 res_ln 3 &
+    wait
+    salvage
+    ;;
+universal_b)
+    universal khop3,khop4 res_ln 6
+    salvage
+    ;;
+lm)
+    for v in standard frozen_qk frozen_mlp mixit; do
+        run paper1 "lm_$v" "config/wikitext_$v.py" --lm_data_dir=data/gpu_lm --batch_size=64 \
+            --micro_batch_size=64 --max_iters="$LM_ITERS" --warmup_iters=$((LM_ITERS / 20)) --eval_interval=100
+    done
+    ;;
+*)
+    echo "error: unknown stage $stage (sentiment, depth, depth16, addition, memorization, khop, universal_a," \
+        "universal_b or lm)" >&2
+    exit 2
+    ;;
+esac
+wait
+pack

@@ -18,8 +18,8 @@
 # Data that travels (carry it): data/imdb for sentiment (python tasks.py prepare imdb --task=sentiment
 # --input=<IMDb CSVs> --tokenizer=<gpt2.tiktoken>), data/gpu_lm for lm (bash results/gpu/run.sh data).
 # Every run writes LOGS/<paper>/<run>/ (LOGS: out/gpu/paper/<stage>): command.sh (the exact command), log.jsonl
-# (as the run goes), stdout.txt and exit_code (124: stopped by the budget, its last evaluation kept), beside
-# LOGS/machine.txt; where $OUT is set (the device tool's output folder) they are packed into
+# (as the run goes), stdout.txt, machine.txt (GPU, torch) and exit_code (124: stopped by the budget, its last
+# evaluation kept); where $OUT is set (the device tool's output folder) they are packed into
 # $OUT/<stage>.tar.gz as each run ends. Unpack with `tar -xzf <stage>.tar.gz -C results/`: paper-1 runs land in
 # results/paper1/gpu_<run>/, paper-2 runs in results/paper2/paper/<run>/.
 #
@@ -46,15 +46,16 @@ DEVICE=${DEVICE:-cuda}
 DEPTH_ITERS=${DEPTH_ITERS:-4000}
 LM_ITERS=${LM_ITERS:-1500}
 RUNS=out/gpu/paper/runs
-UNIVERSAL=out/gpu/paper/universal
+UNIVERSAL=out/gpu/paper/runs/$stage
+MACHINE=$LOGS/machine.txt
 mkdir -p "$LOGS"
 { date -u; nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>/dev/null || lscpu | grep 'Model name'
-  python -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)"; } > "$LOGS/machine.txt"
+  python -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)"; } > "$MACHINE"
 
-pack() {   # the stage's logs so far into $OUT/<stage>.tar.gz (one packer at a time)
+pack() {   # the stage's run folders so far into $OUT/<stage>.tar.gz (one packer at a time)
     if [ -n "${OUT:-}" ]; then
         mkdir -p "$OUT"
-        flock "$LOGS/.pack" tar -czf "$OUT/$stage.tar.gz.tmp" --exclude=.pack -C "$LOGS" . &&
+        flock "$LOGS/.pack" tar -czf "$OUT/$stage.tar.gz.tmp" -C "$LOGS" $(cd "$LOGS" && ls -d paper?) &&
             mv "$OUT/$stage.tar.gz.tmp" "$OUT/$stage.tar.gz"
     fi
 }
@@ -64,6 +65,7 @@ run() {   # run PAPER NAME CONFIG [flags...]: one train.py run in the background
     local res=$LOGS/$paper/$name out=$RUNS/$name
     local cmd=(python train.py "$@" --device="$DEVICE" --out_dir="$out" --overwrite=True ${EXTRA:-})
     mkdir -p "$res"
+    cp "$MACHINE" "$res/"
     printf '%q ' "${cmd[@]}" | sed 's/ $/\n/' > "$res/command.sh"
     (
         set +e
@@ -78,18 +80,19 @@ run() {   # run PAPER NAME CONFIG [flags...]: one train.py run in the background
 universal() {   # universal TASKS ARCHS JOBS: universal.py experiments --size=paper for those rows, seed 0
     timeout -k 60 "$TIME_S" python universal.py experiments --which=table1 --size=paper --seeds=0 --tasks="$1" \
         --archs="$2" --jobs="$3" --out=$UNIVERSAL --results="$LOGS/paper2/paper" \
-        ${UFLAGS:+--flags="$UFLAGS" --tag=rehearsal} > "$LOGS/universal_$1_$2.txt" 2>&1 || true
+        ${UFLAGS:+--flags="$UFLAGS" --tag=rehearsal} 2>&1 | tee "$LOGS/universal_$1_$2.txt" || true
 }
 
 salvage() {   # the universal runs the budget stopped: their log so far, their command, exit code 124
-    local dir name res
+    local dir res
     for dir in "$UNIVERSAL"/paper/*/; do
-        name=$(basename "$dir") res=$LOGS/paper2/paper/$(basename "$dir")
+        res=$LOGS/paper2/paper/$(basename "$dir")
         if [ -f "$dir/log.jsonl" ] && [ ! -f "$res/log.jsonl" ]; then
             mkdir -p "$res"
             cp "$dir/log.jsonl" "$dir/stdout.txt" "$dir/command.sh" "$res/"
             echo 124 > "$res/exit_code"
         fi
+        if [ -d "$res" ]; then cp "$MACHINE" "$res/"; fi
     done
 }
 

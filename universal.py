@@ -759,7 +759,8 @@ def table(which='table1',            # table1 | table2 | msweep
           sweep_arch='res_ln',       # msweep: the architecture
           results=''):               # '': results/paper2 (cpu), results/paper2/paper (paper)
     """Print an experiment's table from the logs in results/ (runs without a log are left out) and redraw
-    assets/universal_<which>_<size>[_<tag>].png (curves for the tables, Fig. 2 for msweep)."""
+    assets/universal_<which>_<size>[_<task>...][_<tag>].png (curves for the tables, Fig. 2 for msweep; the tasks
+    when only those are asked for)."""
     try:
         runs = experiment_runs(which, size, seeds, d_list, sweep_arch, tasks, archs, flags, tag, full_lr_scale)
     except ValueError as e:
@@ -769,7 +770,7 @@ def table(which='table1',            # table1 | table2 | msweep
     cpu = [r['cpu_s'] for r in found.values() if 'cpu_s' in r]
     print(f"{len(found)} of {len(runs)} runs in {results}/, train.py CPU time {sum(cpu):.0f} s")
     if found:
-        png = f"assets/universal_{which}_{size}{'_' + tag if tag else ''}.png"
+        png = f"assets/universal_{which}_{size}{''.join('_' + t for t in tasks)}{'_' + tag if tag else ''}.png"
         (plot_msweep if which == 'msweep' else lambda r, p: plot_curves(r, p, results))(found, png)
         print(f"wrote {png}")
         print(results_table(which, found))

@@ -15,9 +15,10 @@ import tables  # noqa: E402
 
 
 def run_dirs():
-    """The task runs (tables.py's); the sweep runs are sweeps.py's, authors/ fetches the authors' code."""
+    """The task runs (tables.py's); the sweep runs are sweeps.py's, authors/ fetches the authors' code, paper/
+    holds the paper-size runs (results/gpu/paper.sh)."""
     return sorted(d for d in os.listdir(RESULTS) if os.path.isdir(os.path.join(RESULTS, d)) and
-                  not d.startswith(('.', '__')) and d != 'authors' and sweeps.parse_name(d) is None)
+                  not d.startswith(('.', '__')) and d not in ('authors', 'paper') and sweeps.parse_name(d) is None)
 
 
 def sweep_dirs():

@@ -21,7 +21,7 @@
 # (as the run goes), stdout.txt, machine.txt (GPU, torch) and exit_code (124: stopped by the budget, its last
 # evaluation kept); where $OUT is set (the device tool's output folder) they are packed into
 # $OUT/<stage>.tar.gz as each run ends. Unpack with `tar -xzf <stage>.tar.gz -C results/`: paper-1 runs land in
-# results/paper1/gpu_<run>/, paper-2 runs in results/paper2/paper/<run>/.
+# results/paper1/paper/<run>/, paper-2 runs in results/paper2/paper/<run>/ (the paper-size runs).
 #
 # Steps are the papers' where a run fits the budget beside its stage's others, and cut where it cannot: the
 # depth runs make DEPTH_ITERS (default 4,000) of the authors' 40,000 steps of 1,000 sums; lm makes LM_ITERS
@@ -61,8 +61,7 @@ pack() {   # the stage's run folders so far into $OUT/<stage>.tar.gz (one packer
 }
 
 run() {   # run PAPER NAME CONFIG [flags...]: one train.py run in the background, stopped (SIGTERM) at TIME_S
-    local paper=$1 name=gpu_$2; shift 2
-    local res=$LOGS/$paper/$name out=$RUNS/$name
+    local name=$2 res=$LOGS/$1/paper/$2 out=$RUNS/$2; shift 2
     local cmd=(python train.py "$@" --device="$DEVICE" --out_dir="$out" --overwrite=True ${EXTRA:-})
     mkdir -p "$res"
     cp "$MACHINE" "$res/"

@@ -441,9 +441,10 @@ def stop_runs(signum, frame):
 
 def run_one(config, model, arch, name, extra=(), out='out/universal/cpu', results='results/paper2'):
     """One train.py run, out_dir out/<name>; its log.jsonl (plus a last record with the run's CPU seconds) and
-    command.sh go to results/<name>/ (the command also to out/<name>/ as the run starts). Returns that last record. Reuses a finished run whose command.sh is this
-    command (train.py's --overwrite=True replaces an unfinished run in out/<name>). model in MODELS, arch in ARCHS.
-    Raises RuntimeError when train.py fails (see out/<name>/stdout.txt)."""
+    command.sh go to results/<name>/ (the command also to out/<name>/ as the run starts). Returns that last
+    record. Reuses a finished run whose command.sh is this command (train.py's --overwrite=True replaces an
+    unfinished run in out/<name>). model in MODELS, arch in ARCHS. Raises RuntimeError when train.py fails (see
+    out/<name>/stdout.txt) or is stopped by a signal."""
     flags = dict(ARCHS[arch], **(UNFROZEN if model == 'full' else {}))
     flags.update(construction='sparse') if model == 'sparse' else None
     out_dir, res_dir = os.path.join(out, name), os.path.join(results, name)

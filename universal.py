@@ -618,7 +618,10 @@ def plot_msweep(results, png):
                 st = [acc_stats(results, param=param, m=m, model=model) for m in ms]
                 ax.errorbar(ms, [s[0] for s in st], yerr=[s[1] for s in st], marker='o', capsize=3, label=model,
                             color=colors[model])
-        ax.set(xscale='log', xlabel='embedding dimension m', title=title)
+        d_of = {r['m']: r['d'] for r in results.values() if r['param'] == param}
+        ax.set(xscale='log', xlabel='embedding dimension m (d = head width)', title=title)
+        ax.set_xticks(sorted(d_of), [f"{m}\n(d = {d_of[m]})" for m in sorted(d_of)])
+        ax.minorticks_off()
         ax.grid(alpha=0.3)
         ax.legend()
     axes[0].set_ylabel('2-hop test accuracy (%)')

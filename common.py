@@ -217,7 +217,7 @@ def resolve_dtype(dtype, device_type, float64=False):
     note = ''
     if dtype == 'auto' and device_type == 'cpu':
         dtype, bf16, fp32 = auto_cpu_dtype()
-        note = f" (auto: matmul bf16 {bf16 / 1e12:.2f} vs fp32 {fp32 / 1e12:.2f} TFLOP/s)"
+        note = f" (auto: matmul bf16 {bf16 / 1e9:.1f} vs fp32 {fp32 / 1e9:.1f} GFLOP/s)"
     elif dtype == 'auto':
         dtype = 'float32' if device_type == 'mps' else 'bfloat16' if torch.cuda.is_bf16_supported() else 'float16'
     names = DTYPES + (('float64',) if float64 else ())

@@ -132,11 +132,11 @@ def test_auto_dtype_on_a_cpu_is_its_faster_matmul(tmp_path):
     """dtype=auto on a CPU trains in bf16 only where a bf16 matmul beats an fp32 one, and says so; under torchrun
     rank 0 broadcasts its choice."""
     r = run(TINY + ['--dtype=auto', '--max_iters=2', f'--out_dir={tmp_path}'])
-    found = re.search(r'on cpu, (\w+) \(auto: matmul bf16 ([\d.]+) vs fp32 ([\d.]+) TFLOP/s\)', r.stdout)
+    found = re.search(r'on cpu, (\w+) \(auto: matmul bf16 ([\d.]+) vs fp32 ([\d.]+) GFLOP/s\)', r.stdout)
     assert found, r.stdout[-2000:]
     dtype, bf16, fp32 = found[1], float(found[2]), float(found[3])
     assert dtype in ('bfloat16', 'float32') and bf16 > 0 and fp32 > 0
-    if bf16 != fp32:                                 # printed to 2 decimals: equal ones do not tell
+    if bf16 != fp32:                                 # printed to 1 decimal: equal ones do not tell
         assert dtype == ('bfloat16' if bf16 > fp32 else 'float32')
     two = str(tmp_path / 'two')                      # under torchrun every rank takes rank 0's choice
     r = run(TINY + ['--dtype=auto', '--max_iters=2', f'--out_dir={two}'],

@@ -17,7 +17,7 @@
 #
 # Data that travels (carry it): data/imdb for sentiment (python tasks.py prepare imdb --task=sentiment
 # --input=<IMDb CSVs> --tokenizer=<gpt2.tiktoken>), data/gpu_lm for lm (bash results/gpu/run.sh data).
-# Every run writes LOGS/<paper>/<run>/ (LOGS: out/gpu/paper/<stage>): command.sh (the exact command), log.jsonl
+# Every run writes LOGS/<paper>/paper/<run>/ (LOGS: out/gpu/paper/<stage>): command.sh (the exact command), log.jsonl
 # (as the run goes), stdout.txt, machine.txt (GPU, torch) and exit_code (124: stopped by the budget, its last
 # evaluation kept); where $OUT is set (the device tool's output folder) they are packed into
 # $OUT/<stage>.tar.gz as each run ends. Unpack with `tar -xzf <stage>.tar.gz -C results/`: paper-1 runs land in
@@ -26,8 +26,8 @@
 # Steps are the papers' where a run fits the budget beside its stage's others, and cut where it cannot: the
 # depth runs make DEPTH_ITERS (default 4,000) of the authors' 40,000 steps of 1,000 sums; lm makes LM_ITERS
 # (default 1,500) steps of 64 x 256 tokens; paper 2's 3- and 4-hop runs (60,000 steps) stop where the budget
-# stops them. Configs' micro-batches are for 8 GPUs: on one, every stage runs the
-# global batch in one pass (the same batch; no accumulation).
+# stops them. Configs' micro-batches are for 8 GPUs: on one, every stage runs the global batch in one pass (the
+# same batch; no accumulation).
 # DEVICE (default cuda) and EXTRA (flags appended to every train.py run) make a CPU rehearsal of the logic:
 #   DEVICE=cpu TIME_S=60 EXTRA="--max_iters=4 --eval_interval=2 --n_layer=1 --n_embd=32 --n_head=2 --batch_size=8
 #   --micro_batch_size=8 --n_test=16 --compile=False --dtype=float32" bash results/gpu/paper.sh khop

@@ -17,9 +17,9 @@
 #
 # Data that travels (carry it): data/imdb for sentiment (python tasks.py prepare imdb --task=sentiment
 # --input=<IMDb CSVs> --tokenizer=<gpt2.tiktoken>), data/gpu_lm for lm (bash results/gpu/run.sh data).
-# Every run writes LOGS/<paper>/paper/<run>/ (LOGS: out/gpu/paper/<stage>): command.sh (the exact command), log.jsonl
-# (as the run goes), stdout.txt, machine.txt (GPU, torch) and exit_code (124: stopped by the budget, its last
-# evaluation kept); where $OUT is set (the device tool's output folder) they are packed into
+# Every run writes LOGS/<paper>/paper/<run>/ (LOGS: out/gpu/paper/<stage>): command.sh (the exact command),
+# log.jsonl (as the run goes), stdout.txt, machine.txt (GPU, torch) and exit_code (124: stopped by the budget,
+# its last evaluation kept); where $OUT is set (the device tool's output folder) they are packed into
 # $OUT/<stage>.tar.gz as each run ends. Unpack with `tar -xzf <stage>.tar.gz -C results/`: paper-1 runs land in
 # results/paper1/paper/<run>/, paper-2 runs in results/paper2/paper/<run>/ (the paper-size runs).
 #

@@ -439,12 +439,12 @@ def stop_runs(signum, frame):
         p.send_signal(signum)
 
 
-def run_one(config, model, arch, name, extra=(), out='out/universal/cpu', results='results/paper2'):
+def run_one(config, model, arch, name, extra=(), out='out/universal/cpu', results='results/paper2', start=True):
     """One train.py run, out_dir out/<name>; its log.jsonl (plus a last record with the run's CPU seconds) and
     command.sh go to results/<name>/ (the command also to out/<name>/ as the run starts). Returns that last
     record. Reuses a finished run whose command.sh is this command (train.py's --overwrite=True replaces an
-    unfinished run in out/<name>). model in MODELS, arch in ARCHS. Raises RuntimeError when train.py fails (see
-    out/<name>/stdout.txt) or is stopped by a signal."""
+    unfinished run in out/<name>); with start=False returns None rather than start one. model in MODELS, arch in
+    ARCHS. Raises RuntimeError when train.py fails (see out/<name>/stdout.txt) or is stopped by a signal."""
     flags = dict(ARCHS[arch], **(UNFROZEN if model == 'full' else {}))
     flags.update(construction='sparse') if model == 'sparse' else None
     out_dir, res_dir = os.path.join(out, name), os.path.join(results, name)
@@ -457,6 +457,8 @@ def run_one(config, model, arch, name, extra=(), out='out/universal/cpu', result
         last = read_log(log_path)[-1]
         if last['iter'] == max_iters:
             return last
+    if not start:
+        return None
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, 'command.sh'), 'w') as f:   # beside the log as it grows, should the run stop
         f.write(command)
@@ -723,8 +725,8 @@ def experiments(which='table1',      # table1 | table2 | msweep
 
     def go(run):                                            # a failed run is reported; the others go on
         name, config, model, arch, extra, tag = run
-        if STOPPED:
-            return name
+        if STOPPED:                                         # a finished run still counts as done
+            return None if run_one(config, model, arch, name, extra, out, results, start=False) else name
         try:
             r = run_one(config, model, arch, name, extra, out, results)
         except RuntimeError as e:

@@ -201,12 +201,14 @@ def test_experiments_report_a_failed_run_and_go_on(monkeypatch, capsys, tmp_path
 
 def test_experiments_stop_on_sigterm(monkeypatch, capsys, tmp_path):
     """SIGTERM to the driver reaches the train.py run under way (its own session: only through the driver), no
-    more runs start, and the driver exits 1 naming the unfinished runs."""
+    more runs start, and the driver exits 1 naming the unfinished runs (not a finished one it would reuse)."""
     import signal
     import subprocess
     done, children = [], []
 
-    def run_one(config, model, arch, name, extra, out, results):
+    def run_one(config, model, arch, name, extra, out, results, start=True):
+        if not start:                                         # the fully trained run has a complete log
+            return dict(iter=1, val_acc=0.5, val_loss=1.0) if model == 'full' else None
         done.append(name)
         p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], start_new_session=True)
         children.append(p)
@@ -224,9 +226,8 @@ def test_experiments_stop_on_sigterm(monkeypatch, capsys, tmp_path):
     assert children[0].returncode == -signal.SIGTERM
     assert signal.getsignal(signal.SIGTERM) is before                   # the caller's handler is back
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == ["error: stopped by SIGTERM: 3 of 3 runs unfinished or not started (khop1_res_ln_sparse, "
-                   "khop1_res_ln_random_seed0, khop1_res_ln_full_seed0); the stopped ones continue with train.py "
-                   "--init_from=resume"]
+    assert err == ["error: stopped by SIGTERM: 2 of 3 runs unfinished or not started (khop1_res_ln_sparse, "
+                   "khop1_res_ln_random_seed0); the stopped ones continue with train.py --init_from=resume"]
 
 
 def test_write_construction_is_what_train_py_loads():
@@ -271,3 +272,6 @@ def test_tables_rebuild_from_committed_logs(tmp_path):
     last = u.run_one(config, model, arch, name, extra, out='out/universal/cpu', results=str(tmp_path))
     assert last == u.read_log(os.path.join(results, name, 'log.jsonl'))[-1] and 'cpu_s' in last
     assert last['iter'] == u.train_keys([config], max_iters=0)['max_iters']
+    name, config, model, arch, extra, _ = runs[2]                       # no log: start=False starts nothing
+    assert u.run_one(config, model, arch, name, extra, out=str(tmp_path / 'out'), results=str(tmp_path),
+                     start=False) is None and not os.path.exists(tmp_path / 'out')

@@ -9,20 +9,24 @@
 #   bash results/gpu/run.sh standard  #   sample.py prints text from the GPU checkpoint (the same for standard)
 #   bash results/gpu/run.sh ddp       # two processes sharing the GPU (gloo) against one, same global batch
 #   bash results/gpu/run.sh bench     # bench.py, the four variants beside Hugging Face's Llama; a bf16 matmul
+#   bash results/gpu/run.sh all       # every stage in one call (<= 9.5 minutes): tests, mixit, standard and ddp side
+#                                     #   by side, each stopped at A_S seconds (default 270), then bench alone (B_S, 290)
 #
 # Every stage writes its logs into LOGS (default out/gpu/<stage>) and, where $OUT is set (the device tool's
-# output folder), packs them into $OUT/<stage>.tar.gz. ITERS (default 120) is the LM stages' length: the
-# config's 512 x 2048-token batch (16-sequence micro-batches, 32 accumulation steps), its learning rate and
-# warm-up cut to fit; the stopped run stops at ITERS/2 and resumes to ITERS with the same schedule.
+# output folder), packs them into $OUT/<stage>.tar.gz. ITERS (default 120) is the LM stages' length, BATCH
+# (default 512, the config's) their sequences of 2,048 tokens per step in 16-sequence micro-batches; the
+# learning rate's warm-up is cut to fit; the stopped run stops at ITERS/2 and resumes to ITERS with the same
+# schedule. `all` defaults to ITERS=200, BATCH=32 (65,536 tokens per step).
 # SHARED: where the raw text is (../shared/data layout: brown/brown_plain.txt.xz, wikitext-2/wiki.*.tokens,
 # tokenizers/gpt2.tiktoken). EXTRA: flags added to every train.py run, e.g. a CPU rehearsal of the stages' logic:
 #   DEVICE=cpu ITERS=8 MICRO=2 EXTRA="--batch_size=4 --n_layer=2 --n_embd=64 --n_head=2 --lm_block_size=64
 #   --compile=False --dtype=float32" bash results/gpu/run.sh mixit
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-stage=${1:?name a stage: data, tests, mixit, standard, ddp or bench}
+stage=${1:?name a stage: data, tests, mixit, standard, ddp, bench or all}
 LOGS=${LOGS:-out/gpu/$stage}
-ITERS=${ITERS:-120}
+ITERS=${ITERS:-$([ "$stage" = all ] && echo 200 || echo 120)}
+BATCH=${BATCH:-$([ "$stage" = all ] && echo 32 || echo 512)}
 DEVICE=${DEVICE:-cuda}
 MICRO=${MICRO:-16}
 SHARED=${SHARED:-../shared/data}
@@ -36,7 +40,7 @@ trap pack EXIT
 lm() {   # lm CONFIG OUT_DIR [flags...]: config/fineweb_*.py on the carried tokens, one process under torchrun
     local config=$1 out=$2; shift 2
     torchrun --standalone --nproc_per_node=1 train.py "$config" --lm_data_dir=$DATA --out_dir="$out" \
-        --device=$DEVICE --micro_batch_size=$MICRO --eval_batch_size=$MICRO --max_iters=$ITERS \
+        --device=$DEVICE --batch_size=$BATCH --micro_batch_size=$MICRO --eval_batch_size=$MICRO --max_iters=$ITERS \
         --lr_decay_iters=$ITERS --warmup_iters=$((ITERS / 10)) --eval_interval=$((ITERS / 4)) --eval_iters=4 \
         --n_test=64 --log_interval=1 ${EXTRA:-} "$@"
 }
@@ -48,9 +52,10 @@ a, b, start, rel = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]
 read = lambda d: {r['iter']: r['loss'] for r in map(json.loads, open(f'{d}/train_log.jsonl'))}
 la, lb = read(a), read(b)
 its = sorted(i for i in la if i >= start)
-worst = max(abs(la[i] - lb[i]) / abs(la[i]) for i in its)
-print(f"{a} vs {b}: iterations {its[0]}-{its[-1]} ({len(its)}), largest relative loss difference {worst:.2e} "
-      f"({'within' if worst <= rel else 'OVER'} {rel:g})")
+diff = {i: abs(la[i] - lb[i]) / abs(la[i]) for i in its}
+worst = max(diff.values())
+print(f"{a} vs {b}: iterations {its[0]}-{its[-1]} ({len(its)}), relative loss difference {diff[its[0]]:.2e} at "
+      f"{its[0]}, largest {worst:.2e} ({'within' if worst <= rel else 'OVER'} {rel:g})")
 sys.exit(worst > rel)
 EOF
 }
@@ -61,8 +66,10 @@ data)
         --test_input="$SHARED/wikitext-2/wiki.test.tokens" --tokenizer="$SHARED/tokenizers/gpt2.tiktoken" \
         --out_dir=$DATA 2>&1 | tee "$LOGS/prepare.txt"
     ;;
-tests)
-    python -m pytest -q -rs tests 2>&1 | tee "$LOGS/pytest.txt"
+tests)   # the CUDA tests first, then the rest (6 at a time where pytest-xdist is installed), one line per test
+    python -m pytest -v -rs tests/test_cuda.py 2>&1 | tee "$LOGS/pytest_cuda.txt" || true
+    workers=$(python -c 'import xdist' 2>/dev/null && echo "-n 6" || true)
+    python -m pytest -v -rs $workers tests --ignore=tests/test_cuda.py 2>&1 | tee "$LOGS/pytest.txt"
     ;;
 mixit | standard)
     config=config/fineweb_$stage.py
@@ -71,7 +78,7 @@ mixit | standard)
     lm $config "$out" 2>&1 | tee "$LOGS/train.txt"
     lm $config "$out-stopped" --max_iters=$((ITERS / 2)) 2>&1 | tee "$LOGS/train_stopped.txt"
     lm $config "$out-stopped" --init_from=resume 2>&1 | tee "$LOGS/train_resumed.txt"
-    same_losses "$out" "$out-stopped" $((ITERS / 2 + 1)) 1e-5 2>&1 | tee "$LOGS/resume_check.txt"
+    same_losses "$out" "$out-stopped" $((ITERS / 2 + 1)) 1e-5 2>&1 | tee "$LOGS/resume_check.txt" || true
     python sample.py --out_dir="$out" --device=$DEVICE --start="The history of" --num_samples=2 \
         --max_new_tokens=60 2>&1 | tee "$LOGS/sample.txt"
     cp "$out/log.jsonl" "$LOGS/log.jsonl"
@@ -105,13 +112,25 @@ torch.cuda.synchronize()
 print(f"{torch.cuda.get_device_name()}: bf16 {n}^3 matmul {2 * n ** 3 * 20 / (start.elapsed_time(end) / 1e3) / 1e12:.0f} TFLOP/s")
 EOF
     python bench.py config/fineweb_mixit.py --device=cuda --variants=standard,frozen_qk,frozen_mlp,mixit \
-        --against=hf --batch_size=16 --rounds=3 --json_out="$LOGS/bench.json" 2>&1 | tee "$LOGS/bench.txt"
-    python bench.py config/fineweb_mixit.py --device=cuda --variants=standard --batch_size=16 --iters=3 \
-        --profile="$LOGS/profile" 2>&1 | tail -40 > "$LOGS/profile.txt"
+        --against=hf --batch_size=16 --json_out="$LOGS/bench.json" \
+        --profile="$LOGS/profile" 2>&1 | tee "$LOGS/bench.txt"
     rm -f "$LOGS"/profile_*.json
     ;;
+all)
+    export ITERS BATCH
+    for s in tests mixit standard ddp; do
+        LOGS=$(dirname "$LOGS")/$s timeout -k 10 "${A_S:-270}" bash "$0" $s > "$LOGS/$s.txt" 2>&1 &
+    done
+    wait || true
+    LOGS=$(dirname "$LOGS")/bench timeout -k 10 "${B_S:-290}" bash "$0" bench > "$LOGS/bench.txt" 2>&1 || true
+    if [ -n "${OUT:-}" ]; then   # a stage its timeout stopped packs nothing itself
+        for s in tests mixit standard ddp bench; do
+            tar -czf "$OUT/$s.tar.gz" -C "$(dirname "$LOGS")" $s
+        done
+    fi
+    ;;
 *)
-    echo "error: unknown stage $stage (data, tests, mixit, standard, ddp or bench)" >&2
+    echo "error: unknown stage $stage (data, tests, mixit, standard, ddp, bench or all)" >&2
     exit 2
     ;;
 esac

@@ -31,7 +31,8 @@
 # DEVICE (default cuda) and EXTRA (flags appended to every train.py run) make a CPU rehearsal of the logic:
 #   DEVICE=cpu TIME_S=60 EXTRA="--max_iters=4 --eval_interval=2 --n_layer=1 --n_embd=32 --n_head=2 --batch_size=8
 #   --micro_batch_size=8 --n_test=16 --compile=False --dtype=float32" bash results/gpu/paper.sh khop
-# (the universal stages take UFLAGS: universal.py experiments' --flags, which tag the run names).
+# (the universal stages take UFLAGS: universal.py experiments' --flags, which tag the run names). SEEDS and
+# VARIANTS choose a subset of the sentiment stage's runs, e.g. SEEDS=1 VARIANTS="standard mixit".
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 STAGES="sentiment depth depth16 addition memorization khop universal_a universal_b universal_c lm"
@@ -97,8 +98,8 @@ salvage() {   # the universal runs the budget stopped: their log so far, their c
 
 case $stage in
 sentiment)
-    for seed in 1 2; do
-        for v in standard mixit frozen_qk frozen_mlp; do
+    for seed in ${SEEDS:-1 2}; do
+        for v in ${VARIANTS:-standard mixit frozen_qk frozen_mlp}; do
             run paper1 "imdb_${v}_$seed" "config/yelp_$v.py" --sentiment_data_dir=data/imdb --seed=$seed
         done
     done

@@ -307,9 +307,10 @@ def test_omniglot_tokens_and_episodes(tmp_path):
 def test_idx_loader(tmp_path):
     imgs = np.random.default_rng(0).integers(0, 256, (10, 28, 28), dtype=np.uint8)
     header = (2051).to_bytes(4, 'big') + (10).to_bytes(4, 'big') + (28).to_bytes(4, 'big') * 2
-    gzip.open(tmp_path / 't10k-images-idx3-ubyte.gz', 'wb').write(header + imgs.tobytes())
-    gzip.open(tmp_path / 't10k-labels-idx1-ubyte.gz', 'wb').write(
-        (2049).to_bytes(4, 'big') + (10).to_bytes(4, 'big') + bytes(range(10)))
+    with gzip.open(tmp_path / 't10k-images-idx3-ubyte.gz', 'wb') as f:       # closed: written before the read
+        f.write(header + imgs.tobytes())
+    with gzip.open(tmp_path / 't10k-labels-idx1-ubyte.gz', 'wb') as f:
+        f.write((2049).to_bytes(4, 'big') + (10).to_bytes(4, 'big') + bytes(range(10)))
     toks, labels = bp.load_idx(str(tmp_path))
     assert toks.shape == (10, 16, 64) and labels.tolist() == list(range(10))
     with pytest.raises(FileNotFoundError):

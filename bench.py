@@ -95,6 +95,7 @@ device = 'auto'                 # auto | cpu | cuda | cuda:N
 dtype = 'auto'                  # auto | bfloat16 | float16 | float32 (auto on a CPU: its faster matmul)
 compile = True
 recompute_pointwise = True      # compiled: the backward recomputes pointwise ops, never a matmul (as train.py)
+fused_loss = True               # compiled on a GPU: the head's softmax step compiled as train.py does (GPT.fused_loss)
 activation_memory_budget = 1.0  # compiled: below 1, keep this fraction of the activations (as train.py);
                                 # Hugging Face's model is compiled with torch's defaults
 cpu_keep_memory = False         # CPU: malloc keeps freed memory for the next step (common.keep_freed_memory)
@@ -283,6 +284,8 @@ def setup(name):
                                   fused=device_type == 'cuda') if name == HF else \
         raw.configure_optimizers(weight_decay, learning_rate, (beta1, beta2), device_type)
     scaler = torch.amp.GradScaler(device_type, enabled=dtype == 'float16')
+    if name != HF:
+        raw.fused_loss = fused_loss and compile and device_type == 'cuda'
     model = torch.compile(raw) if compile else raw
     g = torch.Generator(device=device).manual_seed(seed)
     tokens = torch.randint(vocab_size, (2, batch_size, T + 1), device=device, generator=g)   # two batches, reused

@@ -307,6 +307,26 @@ def add_widened(acc, x, buf):
         acc[i:i + len(block)] += buf[:len(block)].copy_(block)
 
 
+def softmax_xent_grad(z, t, scored, inv_denom, n_valid, dtype, out_dtype):
+    """One chunk of ChunkedHeadLoss after its logits matmul: z (k, V) logits; t (k,) target ids >= 0; scored
+    (k,) bool; inv_denom: 1 / the scored rows of the whole batch (0-dim tensor); the columns from n_valid on are
+    -inf. Computed in dtype. Returns (the summed cross-entropy of the scored rows in nats, 0-dim dtype;
+    d loss / d z = inv_denom * scored * (softmax(z) - one_hot(t)), (k, V) in out_dtype). Compiled
+    (softmax_xent_grad_fused), it is one reduction and one pointwise pass over z instead of ChunkedHeadLoss's
+    six eager ones."""
+    z = z.to(dtype)
+    cols = torch.arange(z.shape[1], device=z.device)
+    if n_valid < z.shape[1]:
+        z = z.masked_fill(cols >= n_valid, float('-inf'))
+    lse = torch.logsumexp(z, dim=-1, keepdim=True)
+    loss = ((lse.squeeze(1) - z.gather(1, t[:, None]).squeeze(1)) * scored).sum()
+    g = (torch.exp(z - lse) - (cols == t[:, None]).to(dtype)) * (scored * inv_denom)[:, None]
+    return loss, g.to(out_dtype)
+
+
+softmax_xent_grad_fused = torch.compile(softmax_xent_grad, dynamic=False)     # compiled at its first call
+
+
 class ChunkedHeadLoss(torch.autograd.Function):
     """Mean cross-entropy of the logits scale * x W^T against targets, a chunk of rows at a time, with the
     gradients of x and W formed in the same pass: no (N, vocab_size) logits tensor outlives its chunk, and
@@ -319,11 +339,13 @@ class ChunkedHeadLoss(torch.autograd.Function):
     Under autocast the matmuls run in its dtype with W cast once (float16: the gradient matmuls in fp32, so
     that gradients below float16's range survive until a GradScaler scales them), the log-softmax, the loss
     and W's gradient in fp32; the chunks share their buffers, so that their pages are faulted in once per step.
+    fused: each chunk's softmax and gradient by softmax_xent_grad_fused (compiled: two passes over the logits,
+    for a GPU, where the eager passes cost more than the matmuls), else eagerly in place through the buffers.
     Returns the loss in nats per scored row (0 when none is scored). The gradients are handed to the first
     backward, scaled in place; a second backward through the same loss raises RuntimeError."""
 
     @staticmethod
-    def forward(ctx, x, weight, targets, scale, chunk, n_valid):
+    def forward(ctx, x, weight, targets, scale, chunk, n_valid, fused=False):
         scored_all = targets >= 0
         rows = None
         if x.shape[0] > chunk and x.device.type == 'cpu':
@@ -345,11 +367,12 @@ class ChunkedHeadLoss(torch.autograd.Function):
             back = dtype if mm == torch.float16 else mm
             w_back, xs_back = (w, xs_mm) if back == mm else (scaled.to(back), xs.to(back))
             rows_per, V = min(chunk, xs.shape[0]), weight.shape[0]
-            z_buf, g_buf = x.new_empty(rows_per, V, dtype=mm), x.new_empty(rows_per, V, dtype=dtype)
+            z_buf = x.new_empty(rows_per, V, dtype=mm)
             widen = mm != dtype         # logits below the softmax's dtype: widen them
             narrow = back != dtype      # gradient matmuls below it too: narrow g, widen W's gradient
             # (through these buffers: log_softmax(dtype=) and a mixed-dtype out= make a temporary per chunk)
-            f_buf = torch.empty_like(g_buf) if widen else None              # the logits widened to dtype
+            g_buf = None if fused else x.new_empty(rows_per, V, dtype=dtype)
+            f_buf = torch.empty_like(g_buf) if widen and not fused else None    # the logits widened to dtype
             gw_mm = torch.empty_like(w) if narrow and grad_w is not None else None    # a chunk's W gradient
             widen_gw = gw_mm is not None and device == 'cpu'     # a GPU adds mixed dtypes in one kernel
             gw = grad_w.new_empty(WIDEN_ROWS, grad_w.shape[1]) if widen_gw else None   # widens gw_mm's rows
@@ -357,14 +380,18 @@ class ChunkedHeadLoss(torch.autograd.Function):
                 xc, t = xs_mm[i:i + chunk], ts[i:i + chunk]
                 k, scored, t = len(xc), t >= 0, t.clamp(min=0)
                 z = torch.mm(xc, w.t(), out=z_buf[:k])
-                z = f_buf[:k].copy_(z) if widen else z
-                if n_valid < V:
-                    z[:, n_valid:] = float('-inf')
-                g = torch.log_softmax(z, dim=-1, out=g_buf[:k])
-                loss -= (g.gather(1, t[:, None]).squeeze(1) * scored).sum()
-                g.exp_().scatter_add_(1, t[:, None], -torch.ones_like(g[:, :1]))   # softmax - one-hot
-                g *= (scored / denom)[:, None]                                       # d loss / d logits
-                g = z_buf[:k].copy_(g) if narrow else g                              # back in mm
+                if fused:
+                    part, g = softmax_xent_grad_fused(z, t, scored, 1 / denom, n_valid, dtype, back)
+                    loss += part
+                else:
+                    z = f_buf[:k].copy_(z) if widen else z
+                    if n_valid < V:
+                        z[:, n_valid:] = float('-inf')
+                    g = torch.log_softmax(z, dim=-1, out=g_buf[:k])
+                    loss -= (g.gather(1, t[:, None]).squeeze(1) * scored).sum()
+                    g.exp_().scatter_add_(1, t[:, None], -torch.ones_like(g[:, :1]))   # softmax - one-hot
+                    g *= (scored / denom)[:, None]                                       # d loss / d logits
+                    g = z_buf[:k].copy_(g) if narrow else g                              # back in mm
                 if grad_x is not None:
                     grad_x[i:i + chunk] = g @ w_back
                 if widen_gw:
@@ -388,16 +415,18 @@ class ChunkedHeadLoss(torch.autograd.Function):
                                "formed in the forward and scaled in place by the first)")
         (grad_x, grad_w), ctx.grads = ctx.grads, None     # no copy: the optimizer's .grad can take grad_w itself
         return (None if grad_x is None else grad_x.mul_(grad_loss),
-                None if grad_w is None else grad_w.mul_(grad_loss).to(ctx.weight_dtype), None, None, None, None)
+                None if grad_w is None else grad_w.mul_(grad_loss).to(ctx.weight_dtype), None, None, None, None, None)
 
 
 @torch.compiler.disable     # eager inside a compiled model too: inductor's version of the chunk loop runs slower
-def chunked_head_loss(x, weight, targets, scale, chunk, n_valid=None):
-    """ChunkedHeadLoss.apply (same arguments; n_valid None: every row of weight), never compiled."""
-    return ChunkedHeadLoss.apply(x, weight, targets, scale, chunk, weight.shape[0] if n_valid is None else n_valid)
+def chunked_head_loss(x, weight, targets, scale, chunk, n_valid=None, fused=False):
+    """ChunkedHeadLoss.apply (same arguments; n_valid None: every row of weight), never compiled as a whole."""
+    return ChunkedHeadLoss.apply(x, weight, targets, scale, chunk, weight.shape[0] if n_valid is None else n_valid,
+                                 fused)
 
 
 class GPT(nn.Module):
+    fused_loss = False      # training loss: ChunkedHeadLoss's softmax step compiled (train.py: on a GPU with compile)
 
     def __init__(self, config):
         super().__init__()
@@ -510,7 +539,8 @@ class GPT(nn.Module):
             return self.head(x[:, [-1], :]), None
         if self.training and torch.is_grad_enabled():   # the loss for backward without a (B, T, V) logits tensor
             loss = chunked_head_loss(x.flatten(0, 1), self.lm_head.weight, targets.reshape(-1), self.head_scale,
-                                     loss_chunk_rows(self.lm_head.out_features, x.device.type), self.n_out)
+                                     loss_chunk_rows(self.lm_head.out_features, x.device.type), self.n_out,
+                                     self.fused_loss)
             return None, loss
         if scored_only:
             return self.scored_head(x, targets)

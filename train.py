@@ -342,6 +342,7 @@ for key, value in partitioner_settings(activation_memory_budget, recompute_point
     setattr(torch._functorch.config, key, value)                                 # read when a graph compiles
 # static shapes: each batch shape compiles a graph of its own (the LM configs evaluate in batches of the training
 # micro-batch's size), rather than a second shape turning every later graph symbolic in the batch
+raw_model.fused_loss = compile and device_type == 'cuda'   # the head's softmax in two compiled passes per chunk
 model = torch.compile(raw_model, dynamic=False) if compile else raw_model   # raw_model: the un-prefixed state_dict
 eval_model = model
 if ddp:  # MixiT's static matrices are identical on every rank: no need to broadcast buffers each step

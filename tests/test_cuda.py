@@ -55,7 +55,8 @@ def test_bf16_autocast_and_fused_adamw_learn_a_fixed_batch():
     assert all(p.dtype == torch.float32 for p in model.parameters())         # autocast, not a bf16 model
 
 
-def test_chunked_head_loss_equals_the_plain_path_in_bf16():
+@pytest.mark.parametrize('fused', [False, True])
+def test_chunked_head_loss_equals_the_plain_path_in_bf16(fused):
     torch.manual_seed(0)
     N, C, V = 4096, 64, 50304
     x = torch.randn(N, C, device='cuda', requires_grad=True)
@@ -65,7 +66,7 @@ def test_chunked_head_loss_equals_the_plain_path_in_bf16():
     grads, values = [], []
     for chunked in (True, False):
         with torch.autocast('cuda', dtype=torch.bfloat16):
-            loss = chunked_head_loss(x, w, t, 1.0, 1000) if chunked else \
+            loss = chunked_head_loss(x, w, t, 1.0, 1000, fused=fused) if chunked else \
                 F.cross_entropy((x @ w.t()).float(), t, ignore_index=-1)
         loss.backward()
         values.append(loss.detach())

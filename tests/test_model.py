@@ -330,6 +330,43 @@ def test_chunked_loss_compiled_and_with_nothing_scored(monkeypatch):
     assert loss.item() == 0.0
 
 
+@pytest.mark.parametrize('autocast', [None, torch.bfloat16, torch.float16])
+def test_fused_softmax_step_is_the_eager_one(autocast):
+    """fused=True (GPT.fused_loss: each chunk's softmax and gradient compiled, softmax_xent_grad_fused) gives the
+    eager in-place loop's loss and gradients: several chunks and a shorter last one, rows without a target,
+    padded columns (n_valid < V), a head scale; in fp32 and under bf16 and fp16 autocast."""
+    from model import chunked_head_loss
+    torch.manual_seed(0)
+    x = torch.randn(70, 16, requires_grad=True)
+    w = torch.randn(40, 16, requires_grad=True)
+    t = torch.randint(0, 33, (70,))
+    t[::6] = -1
+    results = []
+    for fused in (False, True):
+        with torch.autocast('cpu', dtype=autocast or torch.bfloat16, enabled=autocast is not None):
+            loss = chunked_head_loss(x, w, t, 0.5, 32, 33, fused)          # chunks of 32, 32 and 6 rows
+        loss.backward()
+        results.append((loss.detach(), x.grad, w.grad))
+        x.grad = w.grad = None
+    for a, b in zip(*results):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6 * b.abs().max().item())
+
+
+def test_fused_loss_in_a_compiled_model():
+    """GPT.fused_loss inside a compiled model (the compiled softmax step called from the eager head): the eager
+    model's loss and gradients."""
+    torch.manual_seed(0)
+    gpt = tiny('standard', vocab_size=37, block_size=8)
+    x, y = torch.randint(0, 37, (2, 8)), torch.randint(0, 37, (2, 8))
+    y[:, :3] = -1
+    _, eager, grads = loss_and_grads(gpt, x, y, train=True)
+    gpt.fused_loss = True
+    _, fused, fused_grads = loss_and_grads(torch.compile(gpt), x, y, train=True)
+    assert abs(fused - eager) <= 1e-5 * eager
+    for name, g in grads.items():
+        torch.testing.assert_close(fused_grads[name], g, rtol=1e-4, atol=1e-6)
+
+
 def test_add_widened_adds_block_by_block():
     from model import add_widened
     acc, x = torch.randn(10, 3), torch.randn(10, 3).bfloat16()

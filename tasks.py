@@ -1089,12 +1089,16 @@ def lm(seed=0, fixed_train=False, n_train=None, n_test=0, data_dir=os.path.join(
     return task
 
 
-def crop_unscored(x, y):
+def crop_unscored(x, y, multiple=1):
     """Drop the trailing positions that no row scores: a causal model's outputs at scored positions do not
-    depend on them (right-padded batches: short texts padded to 256, retrieval, Dyck-1 of mixed lengths).
-    x, y: (N, T) -> (N, T') arrays."""
+    depend on them (right-padded batches: short texts padded to 256, retrieval, Dyck-1 of mixed lengths). The
+    length kept is rounded up to a multiple of `multiple` (at most T), so that a compiled model sees a few
+    lengths, not one per text length. x, y: (N, T) -> (N, T') arrays."""
     scored = np.flatnonzero((np.asarray(y) >= 0).any(axis=0))
-    return (x, y) if len(scored) == 0 else (x[:, :scored[-1] + 1], y[:, :scored[-1] + 1])
+    if len(scored) == 0:
+        return x, y
+    keep = min(-(-(scored[-1] + 1) // multiple) * multiple, np.shape(y)[1])
+    return x[:, :keep], y[:, :keep]
 
 
 def sentiment(seed=0, fixed_train=False, n_train=None, n_test=0, data_dir=os.path.join(DATA_DIR, 'yelp'),

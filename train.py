@@ -31,8 +31,8 @@ import signal
 import sys
 import time
 from contextlib import nullcontext
-
 from dataclasses import fields
+from functools import partial
 
 import numpy as np
 import torch
@@ -359,8 +359,10 @@ def to_device(a):
 
 
 # right-padded batches (sentiment, retrieval, Dyck) drop their trailing unscored columns, which the outputs of a
-# causal model at scored positions do not depend on; a non-causal model sees every column
-crop = crop_unscored if model_args['causal'] else (lambda x, y: (x, y))
+# causal model at scored positions do not depend on; a non-causal model sees every column. Compiled with static
+# shapes, the lengths are rounded up to a multiple of 64: a graph for each of a few lengths, not one per text length
+# (torch._dynamo stops compiling after 8 and runs the rest eagerly)
+crop = partial(crop_unscored, multiple=64 if compile else 1) if model_args['causal'] else (lambda x, y: (x, y))
 
 
 def get_batch(rng):

@@ -305,6 +305,11 @@ def test_sentiment_batching_and_padding(enc, tmp_path):
     assert len(long) and (by[:, T - 1] >= 0).any()               # long texts: truncated, label at the last slot
     cx, cy = tasks.crop_unscored(x, y)
     assert cx.shape == (2, max(n)) and (cy >= 0).sum() == 2
+    y0 = np.where(np.arange(2)[:, None] == 0, y, -1)             # row 0 only: scored up to its length n[0] < T
+    assert n[0] + 1 < T and tasks.crop_unscored(x, y0)[0].shape == (2, n[0])
+    cx, cy = tasks.crop_unscored(x, y0, n[0] + 1)                 # rounded up to a multiple of n[0] + 1
+    assert np.array_equal(cx, x[:, :n[0] + 1]) and np.array_equal(cy, y0[:, :n[0] + 1])
+    assert tasks.crop_unscored(x, y0, T + 1)[0].shape == (2, T)   # at most T
     pred = np.where(y >= 0, np.array([[0], [0]]), 7)
     assert task.score(pred, y)['acc'] == (1, 2)                  # accuracy counts the label positions only
 

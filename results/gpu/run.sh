@@ -8,7 +8,8 @@
 #   bash results/gpu/run.sh mixit     # config/fineweb_mixit.py under torchrun: loss falls; stop + resume is exact;
 #   bash results/gpu/run.sh standard  #   sample.py prints text from the GPU checkpoint (the same for standard)
 #   bash results/gpu/run.sh ddp       # two processes sharing the GPU (gloo) against one, same global batch
-#   bash results/gpu/run.sh bench     # bench.py, the four variants beside Hugging Face's Llama; a bf16 matmul
+#   bash results/gpu/run.sh bench     # bench.py, the four variants beside Hugging Face's Llama, the output layer's
+#                                     #   softmax eager against compiled; a bf16 matmul
 #   bash results/gpu/run.sh all       # every stage in one call (<= 9.5 minutes): tests, mixit, standard and ddp side
 #                                     #   by side, each stopped at A_S seconds (default 270), then bench alone (B_S, 290)
 #
@@ -121,10 +122,13 @@ EOF
     python bench.py config/fineweb_mixit.py --device=cuda --variants=standard,frozen_qk,frozen_mlp,mixit \
         --against=hf --batch_size=16 --json_out="$LOGS/bench.json" \
         --profile="$LOGS/profile" 2>&1 | tee "$LOGS/bench.txt"
+    # the output layer's softmax step eager (the six in-place passes) against compiled (GPT.fused_loss)
+    python bench.py config/fineweb_mixit.py --device=cuda --variants=standard --batch_size=16 --fused_loss=False \
+        --json_out="$LOGS/bench_eager_head.json" 2>&1 | tee "$LOGS/bench_eager_head.txt"
     rm -f "$LOGS"/profile_*.json
     ;;
-all)
-    export ITERS BATCH
+all)   # the GPU's memory shared by four stages: segments that grow rather than fragment
+    export ITERS BATCH PYTORCH_CUDA_ALLOC_CONF=${PYTORCH_CUDA_ALLOC_CONF:-expandable_segments:True}
     for s in tests mixit standard ddp; do
         LOGS=$(dirname "$LOGS")/$s timeout -k 10 "${A_S:-270}" bash "$0" $s > "$LOGS/$s.txt" 2>&1 &
     done

@@ -348,7 +348,8 @@ else:                           # the peak of the dtype the matmuls run in; bf16
 
 tokens_per_iter = batch_size * T
 load_start = os.getloadavg()   # 1, 5, 15-minute load averages: other processes on the machine
-recompute_note = f" (recompute pointwise {recompute_pointwise}, activation memory budget {activation_memory_budget})"
+recompute_note = (f" (recompute pointwise {recompute_pointwise}, activation memory budget {activation_memory_budget}"
+                  f"{', compiled loss softmax ' + str(fused_loss) if device_type == 'cuda' else ''})")
 print(f"{device} ({torch.get_num_threads()} threads) | {dtype} | compile {compile}"
       f"{recompute_note if compile else ''} | "
       f"{config['n_layer']} layers, n_embd {config['n_embd']}, {config['n_head']} heads, vocab {vocab_size}, T {T} | "
@@ -403,6 +404,7 @@ if json_out:
     setup_info = dict(device=device, device_name=torch.cuda.get_device_name(device) if device_type == 'cuda' else
                       'cpu', threads=torch.get_num_threads(), dtype=dtype, compile=compile,
                       recompute_pointwise=recompute_pointwise if compile else None,
+                      fused_loss=fused_loss and compile and device_type == 'cuda',
                       activation_memory_budget=activation_memory_budget if compile else None,
                       **{k: config[k] for k in ('n_layer', 'n_head', 'n_embd')}, vocab_size=vocab_size, T=T, batch_size=batch_size,
                       micro_batch_size=micro_batch_size, warmup=warmup, iters=iters, rounds=rounds,

@@ -442,9 +442,11 @@ def stop_runs(signum, frame):
 def run_one(config, model, arch, name, extra=(), out='out/universal/cpu', results='results/paper2', start=True):
     """One train.py run, out_dir out/<name>; its log.jsonl (plus a last record with the run's CPU seconds) and
     command.sh go to results/<name>/ (the command also to out/<name>/ as the run starts). Returns that last
-    record. Reuses a finished run whose command.sh is this command (train.py's --overwrite=True replaces an
-    unfinished run in out/<name>); with start=False returns None rather than start one. model in MODELS, arch in
-    ARCHS. Raises RuntimeError when train.py fails (see out/<name>/stdout.txt) or is stopped by a signal."""
+    record. Reuses a finished run whose command.sh is this command; continues a stopped one of this command
+    from its checkpoint (train.py --init_from=resume, exact), its CPU seconds so far kept in out/<name>/cpu_s.txt;
+    otherwise starts afresh (--overwrite=True). With start=False returns None rather than start or continue a
+    run. model in MODELS, arch in ARCHS. Raises RuntimeError when train.py fails (see out/<name>/stdout.txt) or
+    is stopped by a signal."""
     flags = dict(ARCHS[arch], **(UNFROZEN if model == 'full' else {}))
     flags.update(construction='sparse') if model == 'sparse' else None
     out_dir, res_dir = os.path.join(out, name), os.path.join(results, name)
@@ -459,20 +461,30 @@ def run_one(config, model, arch, name, extra=(), out='out/universal/cpu', result
             return last
     if not start:
         return None
+    out_cmd, ckpt, cpu_path = (os.path.join(out_dir, f) for f in ('command.sh', 'ckpt.pt', 'cpu_s.txt'))
+    resume = os.path.isfile(ckpt) and os.path.isfile(out_cmd) and open(out_cmd).read() == command
+    cpu_before = float(open(cpu_path).read()) if resume and os.path.isfile(cpu_path) else 0.0
+    run_args = [a if a != '--overwrite=True' else '--init_from=resume' for a in args] if resume else args
     os.makedirs(out_dir, exist_ok=True)
-    with open(os.path.join(out_dir, 'command.sh'), 'w') as f:   # beside the log as it grows, should the run stop
+    if not resume and os.path.isfile(cpu_path):
+        os.remove(cpu_path)
+    with open(out_cmd, 'w') as f:                            # beside the log as it grows, should the run stop
         f.write(command)
     env = dict(os.environ, OMP_NUM_THREADS=os.environ.get('OMP_NUM_THREADS', '1'))
-    with open(os.path.join(out_dir, 'stdout.txt'), 'w') as f:
-        p = subprocess.Popen([sys.executable, 'train.py'] + args, stdout=f, stderr=subprocess.STDOUT, env=env,
+    with open(os.path.join(out_dir, 'stdout.txt'), 'a' if resume else 'w') as f:
+        p = subprocess.Popen([sys.executable, 'train.py'] + run_args, stdout=f, stderr=subprocess.STDOUT, env=env,
                              start_new_session=True)         # signals reach it through the driver alone, once
         RUNNING.add(p)
         _, status, usage = os.wait4(p.pid, 0)                # this child's own CPU time, whatever runs beside it
         RUNNING.discard(p)
+    cpu_s = round(cpu_before + usage.ru_utime + usage.ru_stime, 1)
     if os.waitstatus_to_exitcode(status):
+        if os.path.isfile(ckpt):                             # stopped with a checkpoint: the next call continues it
+            with open(cpu_path, 'w') as f:
+                f.write(f'{cpu_s}\n')
         raise RuntimeError(f"train.py failed ({os.waitstatus_to_exitcode(status)}), see {out_dir}/stdout.txt")
     records = read_log(os.path.join(out_dir, 'log.jsonl'))
-    records.append(dict(records[-1], cpu_s=round(usage.ru_utime + usage.ru_stime, 1)))
+    records.append(dict(records[-1], cpu_s=cpu_s))
     os.makedirs(res_dir, exist_ok=True)
     with open(log_path, 'w') as f:
         f.writelines(json.dumps(r) + '\n' for r in records)
@@ -745,7 +757,7 @@ def experiments(which='table1',      # table1 | table2 | msweep
             signal.signal(signum, handler)
     if STOPPED:
         fail(f"stopped by {STOPPED[0]}: {len(failed)} of {len(runs)} runs unfinished or not started "
-             f"({', '.join(failed)}); the stopped ones continue with train.py --init_from=resume", status=1)
+             f"({', '.join(failed)}); the same command continues the stopped ones from their checkpoints", status=1)
     table(which, size, tuple(dict.fromkeys(seeds + (0, 1, 2, 3, 4))), (), (), flags, tag, full_lr_scale, d_list,
           sweep_arch, results)                              # every row of the experiment that has logs
     if failed:

@@ -2,6 +2,7 @@
 import math
 import os
 import sys
+import time
 
 import pytest
 import torch
@@ -227,7 +228,43 @@ def test_experiments_stop_on_sigterm(monkeypatch, capsys, tmp_path):
     assert signal.getsignal(signal.SIGTERM) is before                   # the caller's handler is back
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["error: stopped by SIGTERM: 2 of 3 runs unfinished or not started (khop1_res_ln_sparse, "
-                   "khop1_res_ln_random_seed0); the stopped ones continue with train.py --init_from=resume"]
+                   "khop1_res_ln_random_seed0); the same command continues the stopped ones from their checkpoints"]
+
+
+def test_run_one_continues_a_stopped_run_exactly(tmp_path):
+    """A run stopped by SIGTERM (checkpoint saved) is continued by the next run_one of the same command
+    (--init_from=resume): its log is an uninterrupted run's, and its CPU seconds count both parts."""
+    import signal
+    import threading
+    name, config, model, arch, extra, _ = u.experiment_runs('table1', 'cpu', (0,), tasks=('khop1',),
+                                                            archs=('res_ln',))[1]
+    extra = list(extra) + ['--max_iters=100', '--eval_interval=10', '--n_test=64', '--log_interval=10']
+    out, results = str(tmp_path / 'out'), str(tmp_path / 'results')
+
+    def stop_after_first_evaluation():
+        log, deadline = os.path.join(out, name, 'log.jsonl'), time.time() + 300
+        while not (os.path.isfile(log) and len(open(log).read().splitlines()) >= 2 and u.RUNNING):
+            if time.time() > deadline:
+                return
+            time.sleep(0.05)
+        os.killpg(next(iter(u.RUNNING)).pid, signal.SIGTERM)
+
+    stopper = threading.Thread(target=stop_after_first_evaluation)
+    stopper.start()
+    with pytest.raises(RuntimeError, match='train.py failed'):
+        u.run_one(config, model, arch, name, extra, out=out, results=results)
+    stopper.join()
+    first_part = float(open(os.path.join(out, name, 'cpu_s.txt')).read())
+    assert first_part > 0 and not os.path.exists(os.path.join(results, name))
+    last = u.run_one(config, model, arch, name, extra, out=out, results=results)
+    stdout = open(os.path.join(out, name, 'stdout.txt')).read()                   # both parts, appended
+    assert 'stopped by SIGTERM at iteration' in stdout and '| resumed at iteration' in stdout
+    resumed = u.read_log(os.path.join(results, name, 'log.jsonl'))
+    u.run_one(config, model, arch, name, extra, out=str(tmp_path / 'whole'), results=str(tmp_path / 'whole_results'))
+    whole = u.read_log(os.path.join(tmp_path, 'whole_results', name, 'log.jsonl'))
+    strip = lambda records: [{k: v for k, v in r.items() if k != 'cpu_s'} for r in records]
+    assert strip(resumed) == strip(whole) and resumed[-1]['iter'] == 100
+    assert last['cpu_s'] > first_part
 
 
 def test_write_construction_is_what_train_py_loads():

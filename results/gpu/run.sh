@@ -5,7 +5,7 @@
 #
 #   bash results/gpu/run.sh data      # on any machine with the text files: the token set the LM stages read
 #   bash results/gpu/run.sh tests     # the test suite on CUDA (the CUDA tests run; report passed / skipped)
-#   bash results/gpu/run.sh mixit     # config/fineweb_mixit.py under torchrun: loss falls; stop + resume is exact;
+#   bash results/gpu/run.sh mixit     # config/fineweb_mixit.py under torchrun: loss falls; stop + resume adds no jump;
 #   bash results/gpu/run.sh standard  #   sample.py prints text from the GPU checkpoint (the same for standard)
 #   bash results/gpu/run.sh ddp       # two processes sharing the GPU (gloo) against one, same global batch
 #   bash results/gpu/run.sh bench     # bench.py, the four variants beside Hugging Face's Llama, the output layer's

@@ -147,6 +147,7 @@ try:
     if device_type == 'mps':
         raise ValueError("bench.py times cpu or cuda, not mps")
     kept = device_type == 'cpu' and cpu_keep_memory and keep_freed_memory()
+    fused_loss = fused_loss and compile and device_type == 'cuda'     # GPT.fused_loss of our models
     dtype, _ = resolve_dtype(dtype, device_type)
 except ValueError as e:
     fail(e)
@@ -285,7 +286,7 @@ def setup(name):
         raw.configure_optimizers(weight_decay, learning_rate, (beta1, beta2), device_type)
     scaler = torch.amp.GradScaler(device_type, enabled=dtype == 'float16')
     if name != HF:
-        raw.fused_loss = fused_loss and compile and device_type == 'cuda'
+        raw.fused_loss = fused_loss
     model = torch.compile(raw) if compile else raw
     g = torch.Generator(device=device).manual_seed(seed)
     tokens = torch.randint(vocab_size, (2, batch_size, T + 1), device=device, generator=g)   # two batches, reused
@@ -404,7 +405,7 @@ if json_out:
     setup_info = dict(device=device, device_name=torch.cuda.get_device_name(device) if device_type == 'cuda' else
                       'cpu', threads=torch.get_num_threads(), dtype=dtype, compile=compile,
                       recompute_pointwise=recompute_pointwise if compile else None,
-                      fused_loss=fused_loss and compile and device_type == 'cuda',
+                      fused_loss=fused_loss,
                       activation_memory_budget=activation_memory_budget if compile else None,
                       **{k: config[k] for k in ('n_layer', 'n_head', 'n_embd')}, vocab_size=vocab_size, T=T, batch_size=batch_size,
                       micro_batch_size=micro_batch_size, warmup=warmup, iters=iters, rounds=rounds,

@@ -31,8 +31,9 @@
 # DEVICE (default cuda) and EXTRA (flags appended to every train.py run) make a CPU rehearsal of the logic:
 #   DEVICE=cpu TIME_S=60 EXTRA="--max_iters=4 --eval_interval=2 --n_layer=1 --n_embd=32 --n_head=2 --batch_size=8
 #   --micro_batch_size=8 --n_test=16 --compile=False --dtype=float32" bash results/gpu/paper.sh khop
-# (the universal stages take UFLAGS: universal.py experiments' --flags, which tag the run names). SEEDS and
-# VARIANTS choose a subset of the sentiment stage's runs, e.g. SEEDS=1 VARIANTS="standard mixit".
+# (the universal stages take UFLAGS: universal.py experiments' --flags, which tag the run names). VARIANTS
+# chooses a subset of a stage's variants (sentiment, addition, memorization, khop, lm; addition's MixiT with 256
+# heads is mixit_256), SEEDS of its seeds (sentiment, khop), e.g. SEEDS=1 VARIANTS="standard mixit".
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 STAGES="sentiment depth depth16 addition memorization khop universal_a universal_b universal_c lm"
@@ -114,20 +115,23 @@ depth | depth16)
     done
     ;;
 addition)
-    for v in standard frozen_qk frozen_mlp mixit; do
-        run paper1 "decimal_addition_$v" "config/decimal_addition_$v.py" --micro_batch_size=128
+    for v in ${VARIANTS:-standard frozen_qk frozen_mlp mixit mixit_256}; do
+        if [ "$v" = mixit_256 ]; then
+            run paper1 heads_decimal_addition_mixit_256 config/table11_decimal_addition_mixit.py --n_head=256 \
+                --micro_batch_size=128
+        else
+            run paper1 "decimal_addition_$v" "config/decimal_addition_$v.py" --micro_batch_size=128
+        fi
     done
-    run paper1 heads_decimal_addition_mixit_256 config/table11_decimal_addition_mixit.py --n_head=256 \
-        --micro_batch_size=128
     ;;
 memorization)
-    for v in standard frozen_qk frozen_mlp mixit; do
+    for v in ${VARIANTS:-standard frozen_qk frozen_mlp mixit}; do
         run paper1 "memorization_$v" "config/memorization_$v.py" --micro_batch_size=32768
     done
     ;;
 khop)
-    for seed in 1 2; do
-        for v in standard frozen_qk; do
+    for seed in ${SEEDS:-1 2}; do
+        for v in ${VARIANTS:-standard frozen_qk}; do
             run paper1 "khop_${v}_$seed" "config/khop_$v.py" --seed=$seed --micro_batch_size=128
         done
     done
@@ -143,7 +147,7 @@ universal_b | universal_c)
     salvage
     ;;
 lm)
-    for v in standard frozen_qk frozen_mlp mixit; do
+    for v in ${VARIANTS:-standard frozen_qk frozen_mlp mixit}; do
         run paper1 "lm_$v" "config/wikitext_$v.py" --lm_data_dir=data/gpu_lm --batch_size=64 \
             --micro_batch_size=64 --max_iters="$LM_ITERS" --warmup_iters=$((LM_ITERS / 20)) --eval_interval=100
     done

@@ -1,0 +1,15 @@
+# One NVIDIA H200, torch 2.11.0+cu130 (bench/machine.txt), from the repository root with data/imdb carried.
+# bench/: bench.py alone on the GPU (run.sh's bench stage; console.txt is its console), then paper.sh's
+# sentiment (Frozen-QK, Frozen-MLP, seed 1) and addition (standard, MixiT) stages side by side in the time left
+# (results/paper1/paper/imdb_frozen_*_1, decimal_addition_{standard,mixit}):
+export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; s=$(date +%s); mkdir -p out/gpu
+timeout -k 10 235 bash results/gpu/run.sh bench > out/gpu/bench_console.txt 2>&1
+t=$((555 - $(date +%s) + s))   # 359 s
+TIME_S=$t SEEDS=1 VARIANTS="frozen_qk frozen_mlp" bash results/gpu/paper.sh sentiment > out/gpu/sent.txt 2>&1 &
+TIME_S=$t VARIANTS="standard mixit" bash results/gpu/paper.sh addition > out/gpu/add.txt 2>&1 &
+wait
+# Then, on the same machine: the memorization stage beside addition's other three runs
+# (results/paper1/paper/memorization_*, decimal_addition_frozen_{qk,mlp}, heads_decimal_addition_mixit_256):
+TIME_S=215 bash results/gpu/paper.sh memorization > out/gpu/mem.txt 2>&1 &
+TIME_S=215 VARIANTS="frozen_qk frozen_mlp mixit_256" bash results/gpu/paper.sh addition > out/gpu/add2.txt 2>&1 &
+wait

@@ -1,0 +1,1 @@
+python train.py config/decimal_addition_standard.py --micro_batch_size=128 --device=cuda --out_dir=out/gpu/paper/runs/decimal_addition_standard --overwrite=True

@@ -91,6 +91,7 @@ mixit | standard)
         --max_new_tokens=60 2>&1 | tee "$LOGS/sample.txt"
     cp "$out/log.jsonl" "$LOGS/log.jsonl"
     cp "$out/train_log.jsonl" "$LOGS/train_log.jsonl"
+    cp "$out-stopped/train_log.jsonl" "$LOGS/train_log_resumed.jsonl"   # the stopped run, then its resumption
     ;;
 ddp)
     common=(config/fineweb_standard.py --lm_data_dir=$DATA --device=$DEVICE --batch_size=32 --micro_batch_size=8

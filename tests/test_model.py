@@ -404,6 +404,24 @@ def test_scored_only_logits_are_the_full_logits_at_scored_positions():
     torch.testing.assert_close(scored_loss, loss)
 
 
+
+@pytest.mark.parametrize('dtype', [torch.float32, torch.bfloat16, torch.float64])
+def test_cross_entropy_in_chunks_is_the_mean_over_scored_rows(dtype, monkeypatch):
+    """GPT.cross_entropy widens and sums a chunk of rows at a time: the mean of F.cross_entropy over the scored
+    rows of the widened logits, whatever the chunking (rows split unevenly, a chunk with no scored row);
+    nan when no row is scored."""
+    import model as model_py
+    monkeypatch.setattr(model_py, 'LOSS_CHUNK', 37 * 4)               # 4 rows per chunk: 6 chunks of 21 rows
+    torch.manual_seed(0)
+    logits, y = (3 * torch.randn(3, 7, 37)).to(dtype), torch.randint(0, 37, (3, 7))
+    y[0, :5] = -1                                                     # the first chunk scores no row
+    y[2, 3] = -1
+    wide = torch.float64 if dtype == torch.float64 else torch.float32
+    loss = GPT.cross_entropy(logits, y)
+    assert loss.dtype == wide
+    torch.testing.assert_close(loss, F.cross_entropy(logits.to(wide).flatten(0, 1), y.flatten(), ignore_index=-1))
+    assert GPT.cross_entropy(logits, torch.full_like(y, -1)).isnan()
+
 @pytest.mark.parametrize('device', ['cpu', pytest.param('cuda', marks=pytest.mark.skipif(
     not torch.cuda.is_available(), reason='needs CUDA'))])
 def test_chunked_loss_under_bf16_autocast(device, monkeypatch):

@@ -398,6 +398,7 @@ ARCH_NAMES = {'attn': 'Attention-only', 'res': '+ residual', 'res_ln': '+ residu
               'mlp_ln': '+ MLP and LN'}
 MODELS = ('sparse', 'random', 'full')
 TASKS = ('dyck1', 'khop1', 'khop2', 'khop3', 'khop4')
+D_LIST = (2, 4, 8)      # Fig. 2's head widths d
 UNFROZEN = dict(freeze_attn=False, freeze_norm=False, freeze_mlp=False)
 FULL_LR_SCALE = {  # the fully trained model's lr / the config's, by size, task (deviations.md#universal-experiments)
     'cpu': dict(dyck1=0.3, khop1=0.1, khop2=0.1, khop3=0.1, khop4=0.1), 'paper': dict.fromkeys(TASKS, 1.0)}
@@ -493,7 +494,7 @@ def run_one(config, model, arch, name, extra=(), out='out/universal/cpu', result
     return records[-1]
 
 
-def experiment_runs(which, size, seeds, d_list=(2, 4, 8), sweep_arch='res_ln', tasks=None, archs=None, flags=(),
+def experiment_runs(which, size, seeds, d_list=D_LIST, sweep_arch='res_ln', tasks=None, archs=None, flags=(),
                     tag='', full_lr_scale=0.0):
     """(name, config, model, arch, extra, tag) of every run of an experiment: 'table1', 'table2' or 'msweep' (the
     m sweep uses architecture sweep_arch: the paper does not say which). tasks, archs: only these rows (default:
@@ -715,7 +716,7 @@ def experiments(which='table1',      # table1 | table2 | msweep
                 tag='',              # appended to the run names (_<tag>) when flags are given
                 full_lr_scale=0.0,   # the fully trained model's lr / the config's; 0: FULL_LR_SCALE's
                 jobs=1,              # train.py runs at a time
-                d_list=(2, 4, 8),    # msweep: the head widths d
+                d_list=D_LIST,       # msweep: the head widths d
                 sweep_arch='res_ln', # msweep: the architecture (a key of ARCHS)
                 out='out/universal', # train.py's out_dir: out/<size>/<run>/
                 results=''):         # logs and commands: results/<run>/; '': results/paper2 (cpu), .../paper
@@ -758,8 +759,8 @@ def experiments(which='table1',      # table1 | table2 | msweep
     if STOPPED:
         fail(f"stopped by {STOPPED[0]}: {len(failed)} of {len(runs)} runs unfinished or not started "
              f"({', '.join(failed)}); the same command continues the stopped ones from their checkpoints", status=1)
-    table(which, size, tuple(dict.fromkeys(seeds + (0, 1, 2, 3, 4))), (), (), flags, tag, full_lr_scale, d_list,
-          sweep_arch, results)                              # every row of the experiment that has logs
+    table(which, size, tuple(dict.fromkeys(seeds + (0, 1, 2, 3, 4))), (), (), flags, tag, full_lr_scale,
+          tuple(dict.fromkeys(D_LIST + tuple(d_list))), sweep_arch, results)   # every row of it that has logs
     if failed:
         fail(f"{len(failed)} of {len(runs)} runs failed: {', '.join(failed)} (each one's stdout.txt is in {out}/)",
              status=1)
@@ -773,7 +774,7 @@ def table(which='table1',            # table1 | table2 | msweep
           flags=(),                  # the runs' extra train.py flags (as given to experiments)
           tag='',                    # and their tag
           full_lr_scale=0.0,         # the fully trained model's lr / the config's; 0: FULL_LR_SCALE's
-          d_list=(2, 4, 8),          # msweep: the head widths d
+          d_list=D_LIST,             # msweep: the head widths d
           sweep_arch='res_ln',       # msweep: the architecture
           results=''):               # '': results/paper2 (cpu), results/paper2/paper (paper)
     """Print an experiment's table from the logs in results/ (runs without a log are left out) and redraw

@@ -200,6 +200,19 @@ def test_experiments_report_a_failed_run_and_go_on(monkeypatch, capsys, tmp_path
                                         "in out/universal/cpu/)"]
 
 
+
+def test_experiments_table_every_width_not_only_the_ones_run(monkeypatch, tmp_path):
+    """Running part of Fig. 2's sweep (--d_list=8) ends with the table and figure of every width that has logs,
+    so the figure of the whole sweep is redrawn whole, not with the widths just run."""
+    ran, tabled = [], []
+    monkeypatch.setattr(u, 'run_one', lambda config, model, arch, name, extra, out, results: ran.append(name) or
+                        dict(iter=1, val_acc=0.5, val_loss=1.0))
+    monkeypatch.setattr(u, 'table', lambda which, size, seeds, tasks, archs, flags, tag, scale, d_list, *rest:
+                        tabled.append(d_list))
+    u.experiments(which='msweep', d_list=(8,), seeds=(0,), results=str(tmp_path))
+    assert ran and all('_d8_' in name or '_d' not in name for name in ran)
+    assert tabled == [(2, 4, 8)]
+
 def test_experiments_stop_on_sigterm(monkeypatch, capsys, tmp_path):
     """SIGTERM to the driver reaches the train.py run under way (its own session: only through the driver), no
     more runs start, and the driver exits 1 naming the unfinished runs (not a finished one it would reuse)."""

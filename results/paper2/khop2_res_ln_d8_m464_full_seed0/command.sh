@@ -1,0 +1,1 @@
+OMP_NUM_THREADS=1 python train.py config/cpu/universal_khop2.py --residual=True --norm=layer --freeze_attn=False --freeze_norm=False --freeze_mlp=False --seed=0 --learning_rate=0.001 --head_dim=8 --n_embd=464 --out_dir=out/universal/cpu/khop2_res_ln_d8_m464_full_seed0 --overwrite=True

@@ -399,6 +399,7 @@ ARCH_NAMES = {'attn': 'Attention-only', 'res': '+ residual', 'res_ln': '+ residu
 MODELS = ('sparse', 'random', 'full')
 TASKS = ('dyck1', 'khop1', 'khop2', 'khop3', 'khop4')
 D_LIST = (2, 4, 8)      # Fig. 2's head widths d
+TABLE_TASKS = dict(table1=TASKS, table2=('dyck1', 'khop2'))   # each table's own rows (App. F adds khop1, 3, 4)
 UNFROZEN = dict(freeze_attn=False, freeze_norm=False, freeze_mlp=False)
 FULL_LR_SCALE = {  # the fully trained model's lr / the config's, by size, task (deviations.md#universal-experiments)
     'cpu': dict(dyck1=0.3, khop1=0.1, khop2=0.1, khop3=0.1, khop4=0.1), 'paper': dict.fromkeys(TASKS, 1.0)}
@@ -512,7 +513,7 @@ def experiment_runs(which, size, seeds, d_list=D_LIST, sweep_arch='res_ln', task
                                    (f'_{tag}' if tag else ''))
     runs = []
     if which in ('table1', 'table2'):
-        tasks_, archs_ = (TASKS, ('attn', 'res_ln')) if which == 'table1' else (('dyck1', 'khop2'), tuple(ARCHS))
+        tasks_, archs_ = TABLE_TASKS[which], (('attn', 'res_ln') if which == 'table1' else tuple(ARCHS))
         for t in tasks or tasks_:
             for arch in archs or archs_:
                 for model in MODELS:
@@ -759,8 +760,9 @@ def experiments(which='table1',      # table1 | table2 | msweep
     if STOPPED:
         fail(f"stopped by {STOPPED[0]}: {len(failed)} of {len(runs)} runs unfinished or not started "
              f"({', '.join(failed)}); the same command continues the stopped ones from their checkpoints", status=1)
-    table(which, size, tuple(dict.fromkeys(seeds + (0, 1, 2, 3, 4))), (), (), flags, tag, full_lr_scale,
-          tuple(dict.fromkeys(D_LIST + tuple(d_list))), sweep_arch, results)   # every row of it that has logs
+    beyond = set(tasks) - set(TABLE_TASKS.get(which, ()))       # App. F's tasks: their own table
+    table(which, size, tuple(dict.fromkeys(seeds + (0, 1, 2, 3, 4))), tasks if beyond else (), (), flags, tag,
+          full_lr_scale, tuple(dict.fromkeys(D_LIST + tuple(d_list))), sweep_arch, results)  # every row with logs
     if failed:
         fail(f"{len(failed)} of {len(runs)} runs failed: {', '.join(failed)} (each one's stdout.txt is in {out}/)",
              status=1)

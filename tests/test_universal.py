@@ -201,17 +201,23 @@ def test_experiments_report_a_failed_run_and_go_on(monkeypatch, capsys, tmp_path
 
 
 
-def test_experiments_table_every_width_not_only_the_ones_run(monkeypatch, tmp_path):
-    """Running part of Fig. 2's sweep (--d_list=8) ends with the table and figure of every width that has logs,
-    so the figure of the whole sweep is redrawn whole, not with the widths just run."""
+def test_experiments_table_every_row_not_only_the_ones_run(monkeypatch, tmp_path):
+    """Running part of an experiment ends with the table and figure of all of it that has logs (Fig. 2's every
+    width after --d_list=8, Table 1's every task after --tasks=khop3), and App. F's tasks, which are not Table
+    2's own rows, with their own table (after --tasks=khop3 of table2)."""
     ran, tabled = [], []
     monkeypatch.setattr(u, 'run_one', lambda config, model, arch, name, extra, out, results: ran.append(name) or
                         dict(iter=1, val_acc=0.5, val_loss=1.0))
     monkeypatch.setattr(u, 'table', lambda which, size, seeds, tasks, archs, flags, tag, scale, d_list, *rest:
-                        tabled.append(d_list))
+                        tabled.append((which, tasks, d_list)))
     u.experiments(which='msweep', d_list=(8,), seeds=(0,), results=str(tmp_path))
     assert ran and all('_d8_' in name or '_d' not in name for name in ran)
-    assert tabled == [(2, 4, 8)]
+    u.experiments(which='table1', tasks=('khop3',), archs=('attn',), seeds=(0,), results=str(tmp_path))
+    u.experiments(which='table2', tasks=('khop3',), archs=('res',), seeds=(0,), results=str(tmp_path))
+    u.experiments(which='table2', tasks=('khop2',), archs=('res',), seeds=(0,), results=str(tmp_path))
+    assert tabled == [('msweep', (), (2, 4, 8)), ('table1', (), (2, 4, 8)), ('table2', ('khop3',), (2, 4, 8)),
+                      ('table2', (), (2, 4, 8))]
+
 
 def test_experiments_stop_on_sigterm(monkeypatch, capsys, tmp_path):
     """SIGTERM to the driver reaches the train.py run under way (its own session: only through the driver), no

@@ -13,6 +13,8 @@
 #   bash results/gpu/paper.sh universal_a   # paper 2, Table 1: Dyck-1 attention-only; 2-hop + residual and LN
 #   bash results/gpu/paper.sh universal_b   # paper 2, Table 1: 3-hop + residual and LN
 #   bash results/gpu/paper.sh universal_c   # paper 2, Table 1: 4-hop + residual and LN
+#   bash results/gpu/paper.sh appf          # paper 2, App. F: 3- and 4-hop + MLP, + MLP and LN at the CPU size
+#                                           #   (ARCHS, JOBS: which rows, how many runs at a time)
 #   bash results/gpu/paper.sh lm            # Tables 2, 9: the four variants at 12 x 512 on data/gpu_lm
 #
 # Data that travels (carry it): data/imdb for sentiment (python tasks.py prepare imdb --task=sentiment
@@ -21,7 +23,9 @@
 # log.jsonl (as the run goes), stdout.txt, machine.txt (GPU, torch) and exit_code (124: stopped by the budget,
 # its last evaluation kept); where $OUT is set (the device tool's output folder) they are packed into
 # $OUT/<stage>.tar.gz as each run ends. Unpack with `tar -xzf <stage>.tar.gz -C results/`: paper-1 runs land in
-# results/paper1/paper/<run>/, paper-2 runs in results/paper2/paper/<run>/ (the paper-size runs).
+# results/paper1/paper/<run>/, paper-2 runs in results/paper2/paper/<run>/ (the paper-size runs), appf's in
+# results/paper2/<run>_cuda/ beside the CPU-size runs (`python universal.py table --which=table2
+# --tasks=khop3,khop4 --flags=--device=cuda --tag=cuda` reads them).
 #
 # Steps are the papers' where a run fits the budget beside its stage's others, and cut where it cannot: the
 # depth runs make DEPTH_ITERS (default 4,000) of the authors' 40,000 steps of 1,000 sums; lm makes LM_ITERS
@@ -36,7 +40,7 @@
 # heads is mixit_256), SEEDS of its seeds (sentiment, khop), e.g. SEEDS=1 VARIANTS="standard mixit".
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-STAGES="sentiment depth depth16 addition memorization khop universal_a universal_b universal_c lm"
+STAGES="sentiment depth depth16 addition memorization khop universal_a universal_b universal_c appf lm"
 stage=${1:-}
 if [[ " $STAGES " != *" $stage "* ]]; then
     echo "error: name a stage: ${STAGES// /, } (got '$stage')" >&2
@@ -84,10 +88,11 @@ universal() {   # universal TASKS ARCHS JOBS: universal.py experiments --size=pa
         ${UFLAGS:+--flags="$UFLAGS" --tag=rehearsal} 2>&1 | tee "$LOGS/universal_$1_$2.txt" || true
 }
 
-salvage() {   # the universal runs the budget stopped: their log so far, their command, exit code 124
+salvage() {   # salvage SIZE RESULTS: the universal runs the budget stopped (out dir $UNIVERSAL/SIZE): their log so
+              # far, their command, exit code 124, into LOGS/RESULTS/<run>
     local dir res
-    for dir in "$UNIVERSAL"/paper/*/; do
-        res=$LOGS/paper2/paper/$(basename "$dir")
+    for dir in "$UNIVERSAL/$1"/*/; do
+        res=$LOGS/$2/$(basename "$dir")
         if [ -f "$dir/log.jsonl" ] && [ ! -f "$res/log.jsonl" ]; then
             mkdir -p "$res"
             cp "$dir/log.jsonl" "$dir/stdout.txt" "$dir/command.sh" "$res/"
@@ -140,11 +145,18 @@ universal_a)
     universal dyck1 attn 3 &
     universal khop2 res_ln 3 &
     wait
-    salvage
+    salvage paper paper2/paper
     ;;
 universal_b | universal_c)
     universal "$([ "$stage" = universal_b ] && echo khop3 || echo khop4)" res_ln 3
-    salvage
+    salvage paper paper2/paper
+    ;;
+appf)   # App. F's 3- and 4-hop rows at the CPU size (config/cpu/), on the GPU: tagged _<DEVICE>
+    timeout -k 60 "$TIME_S" python universal.py experiments --which=table2 --size=cpu --seeds=0 \
+        --tasks=khop3,khop4 --archs="${ARCHS:-mlp,mlp_ln}" --jobs="${JOBS:-6}" --out=$UNIVERSAL \
+        --results="$LOGS/paper2" --flags="--device=$DEVICE${UFLAGS:+,$UFLAGS}" \
+        --tag="$DEVICE${UFLAGS:+_rehearsal}" 2>&1 | tee "$LOGS/appf.txt" || true
+    salvage cpu paper2
     ;;
 lm)
     for v in ${VARIANTS:-standard frozen_qk frozen_mlp mixit}; do

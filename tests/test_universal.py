@@ -200,7 +200,6 @@ def test_experiments_report_a_failed_run_and_go_on(monkeypatch, capsys, tmp_path
                                         "in out/universal/cpu/)"]
 
 
-
 def test_experiments_table_every_row_not_only_the_ones_run(monkeypatch, tmp_path):
     """Running part of an experiment ends with the table and figure of all of it that has logs (Fig. 2's every
     width after --d_list=8, Table 1's every task after --tasks=khop3), and App. F's tasks, which are not Table

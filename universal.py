@@ -496,10 +496,10 @@ def run_one(config, model, arch, name, extra=(), out='out/universal/cpu', result
 
 
 def experiment_runs(which, size, seeds, d_list=D_LIST, sweep_arch='res_ln', tasks=None, archs=None, flags=(),
-                    tag='', full_lr_scale=0.0):
+                    tag='', full_lr_scale=0.0, models=None):
     """(name, config, model, arch, extra, tag) of every run of an experiment: 'table1', 'table2' or 'msweep' (the
     m sweep uses architecture sweep_arch: the paper does not say which). tasks, archs: only these rows (default:
-    the experiment's). Names: <task>_<arch>_<model>[_seed<k>] (sparse runs one seed, the first), and
+    the experiment's); models: only these of MODELS. Names: <task>_<arch>_<model>[_seed<k>] (sparse runs one seed, the first), and
     khop2_<arch>_d<d>_m<m>_<model>[_seed<k>] in the sweep; flags (more train.py flags) go with a tag that ends
     the names (_<tag>). The fully trained model runs at full_lr_scale × the config's learning rate (--learning_rate
     in its command; 0: FULL_LR_SCALE[size][task]). Raises ValueError for another experiment."""
@@ -511,12 +511,12 @@ def experiment_runs(which, size, seeds, d_list=D_LIST, sweep_arch='res_ln', task
                            if model == 'full' and scale(t) != 1 else [])
     name = lambda stem, model, s: (f'{stem}_{model}' + ('' if model == 'sparse' else f'_seed{s}') +
                                    (f'_{tag}' if tag else ''))
-    runs = []
+    runs, chosen = [], [m for m in MODELS if m in (models or MODELS)]      # in MODELS' order
     if which in ('table1', 'table2'):
         tasks_, archs_ = TABLE_TASKS[which], (('attn', 'res_ln') if which == 'table1' else tuple(ARCHS))
         for t in tasks or tasks_:
             for arch in archs or archs_:
-                for model in MODELS:
+                for model in chosen:
                     for s in (seeds if model != 'sparse' else seeds[:1]):   # sparse: the seed moves E, U init only
                         runs.append((name(f'{t}_{arch}', model, s), conf(t), model, arch,
                                      [f'--seed={s}', *lr(t, model), *flags], dict(task=t)))
@@ -525,7 +525,7 @@ def experiment_runs(which, size, seeds, d_list=D_LIST, sweep_arch='res_ln', task
         H, L = cfg['n_head'], cfg['n_layer']
         for d in d_list:
             for param, m in (('mbar', m_bar(H, L, 30, d)), ('Hd', H * d)):
-                for model in MODELS:
+                for model in chosen:
                     if model == 'sparse' and m < M_all(H, L, 30, d):
                         continue
                     for s in (seeds if model != 'sparse' else seeds[:1]):
@@ -713,6 +713,7 @@ def experiments(which='table1',      # table1 | table2 | msweep
                 seeds=(0, 1, 2),     # seeds of the random and fully trained models (sparse: the first)
                 tasks=(),            # only these tasks (dyck1, khop1..khop4); (): the experiment's
                 archs=(),            # only these architectures (attn, res, res_ln, mlp, mlp_ln); (): the experiment's
+                models=(),           # only these models (sparse, random, full); (): all three
                 flags=(),            # more train.py flags for every run, e.g. --pos_emb=False (needs a tag)
                 tag='',              # appended to the run names (_<tag>) when flags are given
                 full_lr_scale=0.0,   # the fully trained model's lr / the config's; 0: FULL_LR_SCALE's
@@ -729,10 +730,13 @@ def experiments(which='table1',      # table1 | table2 | msweep
         fail(f"size must be cpu or paper, got {size!r}")
     if sweep_arch not in ARCHS or not set(archs) <= set(ARCHS) or not set(tasks) <= set(TASKS):
         fail(f"archs and sweep_arch must be in {', '.join(ARCHS)}; tasks in {', '.join(TASKS)}")
+    if not set(models) <= set(MODELS):
+        fail(f"models must be in {', '.join(MODELS)}, got {', '.join(models)}")
     if jobs < 1:
         fail(f"jobs must be >= 1, got {jobs}")
     try:
-        runs = experiment_runs(which, size, seeds, d_list, sweep_arch, tasks, archs, flags, tag, full_lr_scale)
+        runs = experiment_runs(which, size, seeds, d_list, sweep_arch, tasks, archs, flags, tag, full_lr_scale,
+                               models=models)
     except ValueError as e:
         fail(e)
     out, results = os.path.join(out, size), results or ('results/paper2' if size == 'cpu' else 'results/paper2/paper')

@@ -200,6 +200,23 @@ def test_experiments_report_a_failed_run_and_go_on(monkeypatch, capsys, tmp_path
                                         "in out/universal/cpu/)"]
 
 
+def test_experiments_run_only_the_models_asked_for(monkeypatch, capsys, tmp_path):
+    """--models picks sparse / random / full out of each row, in the experiment's order; another name is one
+    error line (exit 2) and runs nothing."""
+    ran = []
+    monkeypatch.setattr(u, 'run_one', lambda config, model, arch, name, extra, out, results: ran.append(name) or
+                        dict(iter=1, val_acc=0.5, val_loss=1.0))
+    monkeypatch.setattr(u, 'table', lambda *args: None)
+    u.experiments(tasks=('khop2',), archs=('res_ln',), seeds=(0, 1), models=('full', 'sparse'),
+                  results=str(tmp_path))
+    assert ran == ['khop2_res_ln_sparse', 'khop2_res_ln_full_seed0', 'khop2_res_ln_full_seed1']
+    ran.clear()
+    with pytest.raises(SystemExit) as e:
+        u.experiments(tasks=('khop2',), models=('frozen',), results=str(tmp_path))
+    err = capsys.readouterr().err.strip().splitlines()
+    assert e.value.code == 2 and err == ['error: models must be in sparse, random, full, got frozen'] and not ran
+
+
 def test_experiments_table_every_row_not_only_the_ones_run(monkeypatch, tmp_path):
     """Running part of an experiment ends with the table and figure of all of it that has logs (Fig. 2's every
     width after --d_list=8, Table 1's every task after --tasks=khop3), and App. F's tasks, which are not Table

@@ -499,10 +499,10 @@ def experiment_runs(which, size, seeds, d_list=D_LIST, sweep_arch='res_ln', task
                     tag='', full_lr_scale=0.0, models=None):
     """(name, config, model, arch, extra, tag) of every run of an experiment: 'table1', 'table2' or 'msweep' (the
     m sweep uses architecture sweep_arch: the paper does not say which). tasks, archs: only these rows (default:
-    the experiment's); models: only these of MODELS. Names: <task>_<arch>_<model>[_seed<k>] (sparse runs one seed, the first), and
-    khop2_<arch>_d<d>_m<m>_<model>[_seed<k>] in the sweep; flags (more train.py flags) go with a tag that ends
-    the names (_<tag>). The fully trained model runs at full_lr_scale × the config's learning rate (--learning_rate
-    in its command; 0: FULL_LR_SCALE[size][task]). Raises ValueError for another experiment."""
+    the experiment's); models: only these of MODELS. Names: <task>_<arch>_<model>[_seed<k>] (sparse runs one seed,
+    the first), and khop2_<arch>_d<d>_m<m>_<model>[_seed<k>] in the sweep; flags (more train.py flags) go with a
+    tag that ends the names (_<tag>). The fully trained model runs at full_lr_scale × the config's learning rate
+    (--learning_rate in its command; 0: FULL_LR_SCALE[size][task]). Raises ValueError for another experiment."""
     cfg_dir = 'config/cpu' if size == 'cpu' else 'config'
     conf = lambda t: f'{cfg_dir}/universal_{t}.py'
     config_lr = lambda t: train_keys([conf(t)], learning_rate=0.0)['learning_rate']

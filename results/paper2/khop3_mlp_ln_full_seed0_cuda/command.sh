@@ -1,0 +1,1 @@
+OMP_NUM_THREADS=1 python train.py config/cpu/universal_khop3.py --residual=True --mlp=True --norm=layer --freeze_attn=False --freeze_norm=False --freeze_mlp=False --seed=0 --learning_rate=0.001 --device=cuda --out_dir=out/gpu/paper/runs/appf/cpu/khop3_mlp_ln_full_seed0_cuda --overwrite=True

@@ -1,0 +1,1 @@
+OMP_NUM_THREADS=1 python train.py config/cpu/universal_khop4.py --residual=True --mlp=True --freeze_attn=False --freeze_norm=False --freeze_mlp=False --seed=0 --learning_rate=0.001 --device=cuda --out_dir=out/gpu/paper/runs/appf/cpu/khop4_mlp_full_seed0_cuda --overwrite=True

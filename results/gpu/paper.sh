@@ -89,11 +89,14 @@ universal() {   # universal TASKS ARCHS JOBS: universal.py experiments --size=pa
 }
 
 salvage() {   # salvage SIZE RESULTS: the universal runs the budget stopped (out dir $UNIVERSAL/SIZE): their log so
-              # far, their command, exit code 124, into LOGS/RESULTS/<run>
+              # far, their command, exit code 124, into LOGS/RESULTS/<run>; a run salvaged by an earlier call
+              # and finished since (universal.py wrote its log after) loses the stopped run's leftovers
     local dir res
     for dir in "$UNIVERSAL/$1"/*/; do
         res=$LOGS/$2/$(basename "$dir")
-        if [ -f "$dir/log.jsonl" ] && [ ! -f "$res/log.jsonl" ]; then
+        if [ -f "$res/exit_code" ] && [ "$res/log.jsonl" -nt "$res/exit_code" ]; then
+            rm "$res/exit_code" "$res/stdout.txt"
+        elif [ -f "$dir/log.jsonl" ] && { [ ! -f "$res/log.jsonl" ] || [ -f "$res/exit_code" ]; }; then
             mkdir -p "$res"
             cp "$dir/log.jsonl" "$dir/stdout.txt" "$dir/command.sh" "$res/"
             echo 124 > "$res/exit_code"

@@ -26,6 +26,8 @@
 # results/paper1/paper/<run>/, paper-2 runs in results/paper2/paper/<run>/ (the paper-size runs), appf's in
 # results/paper2/<run>_cuda/ beside the CPU-size runs (`python universal.py table --which=table2
 # --tasks=khop3,khop4 --flags=--device=cuda --tag=cuda` reads them).
+# The same stage again on the same machine (a second call while it is still held) continues the runs the budget
+# stopped from their checkpoints and leaves the finished ones, so a stage can span several calls.
 #
 # Steps are the papers' where a run fits the budget beside its stage's others, and cut where it cannot: the
 # depth runs make DEPTH_ITERS (default 4,000) of the authors' 40,000 steps of 1,000 sums; lm makes LM_ITERS
@@ -66,15 +68,26 @@ pack() {   # the stage's run folders so far into $OUT/<stage>.tar.gz (one packer
     fi
 }
 
-run() {   # run PAPER NAME CONFIG [flags...]: one train.py run in the background, stopped (SIGTERM) at TIME_S
+run() {   # run PAPER NAME CONFIG [flags...]: one train.py run in the background, stopped (SIGTERM) at TIME_S. On a
+          # machine where an earlier call ran the same command, a finished run is left as it is and one the budget
+          # stopped continues from its checkpoint (train.py --init_from=resume; its log and stdout go on)
     local name=$2 res=$LOGS/$1/paper/$2 out=$RUNS/$2; shift 2
     local cmd=(python train.py "$@" --device="$DEVICE" --out_dir="$out" --overwrite=True ${EXTRA:-})
+    local line go=("${cmd[@]}") append=
+    line=$(printf '%q ' "${cmd[@]}" | sed 's/ $//')
+    if [ "$(cat "$res/command.sh" 2>/dev/null)" = "$line" ]; then
+        case $(cat "$res/exit_code" 2>/dev/null) in
+        0) echo "$name: finished in an earlier call"; return ;;
+        124) if [ -f "$out/ckpt.pt" ]; then go=("${cmd[@]/--overwrite=True/--init_from=resume}") append=1; fi ;;
+        esac
+    fi
     mkdir -p "$res"
     cp "$MACHINE" "$res/"
-    printf '%q ' "${cmd[@]}" | sed 's/ $/\n/' > "$res/command.sh"
+    echo "$line" > "$res/command.sh"
     (
         set +e
-        timeout -k 60 "$TIME_S" "${cmd[@]}" > "$res/stdout.txt" 2>&1
+        if [ -n "$append" ]; then exec 3>> "$res/stdout.txt"; else exec 3> "$res/stdout.txt"; fi
+        timeout -k 60 "$TIME_S" "${go[@]}" >&3 2>&1
         echo $? > "$res/exit_code"
         cp "$out/log.jsonl" "$res/log.jsonl" 2>/dev/null
         pack

@@ -1,0 +1,1 @@
+OMP_NUM_THREADS=1 python train.py config/cpu/universal_khop4.py --residual=True --norm=layer --freeze_attn=False --freeze_norm=False --freeze_mlp=False --seed=0 --learning_rate=0.001 --n_layer=4 --n_embd=720 --out_dir=out/universal/cpu/khop4_res_ln_full_seed0_L4 --overwrite=True

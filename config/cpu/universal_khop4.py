@@ -1,6 +1,6 @@
 # Paper 2 §5 4-hop induction heads, CPU size: UTF with H=2, L=3, d=4, d_in=30 -> m = m̄ = 352
 # (paper: L=4, d=30, m=2280). Only E and U are trained unless --freeze_attn=False etc.:
-# CPU size uses L=3, not the paper's 4: with d_in = 30, L=4 needs m̄ = 480 + 60d (720 at d=4, twice the cost).
+# CPU size uses L=3, not the paper's 4: with d_in = 30, L=4 needs m̄ = 480 + 60d (720 at d=4, 5-7x the CPU time).
 #   python universal.py experiments --which=table1 --size=cpu
 # Strings of 32 characters (paper: 98): at 98, 3,000 steps of 16 left every 2-hop model at the copy rate
 # (results/paper2/search/). 32 batch x 33 tokens = 1,056 tokens/iter, 10,000 iters

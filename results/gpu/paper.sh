@@ -5,11 +5,14 @@
 #
 #   bash results/gpu/paper.sh sentiment     # paper 1, Tables 3, 9: whole IMDb reviews at the authors' Yelp command
 #                                           #   (4 x 1024, 16 heads, 256 tokens, 3,000 steps), 4 variants x 2 seeds
-#   bash results/gpu/paper.sh depth         # Table 5: MixiT and the random transformer at 2, 4, 8 layers
+#   bash results/gpu/paper.sh depth         # Table 5: MixiT and the random transformer at 2, 4, 8 layers (LAYERS)
 #   bash results/gpu/paper.sh depth16       # Table 5: the same at 16 layers
 #   bash results/gpu/paper.sh addition      # Tables 3, 10, 11: 10-digit addition, 4 variants; MixiT with 256 heads
 #   bash results/gpu/paper.sh memorization  # Table 4: 512^2 pairs, 4 variants, the paper's 10,000 steps
 #   bash results/gpu/paper.sh khop          # Table 1: k ~ U{0..16}, 98 characters; standard, Frozen-QK x 2 seeds
+#   bash results/gpu/paper.sh khop_qk       # Table 1's Frozen-QK at Table 7's other settings, a run each: the
+#                                           #   frozen W_Q, W_K at width 1024's score scale (qk_init_std 0.028),
+#                                           #   lr 5e-4, width 1024 (runs khop_frozen_qk_<setting>_<seed>)
 #   bash results/gpu/paper.sh universal_a   # paper 2, Table 1: Dyck-1 attention-only; 2-hop + residual and LN
 #   bash results/gpu/paper.sh universal_b   # paper 2, Table 1: 3-hop + residual and LN
 #   bash results/gpu/paper.sh universal_c   # paper 2, Table 1: 4-hop + residual and LN
@@ -39,10 +42,11 @@
 #   --micro_batch_size=8 --n_test=16 --compile=False --dtype=float32" bash results/gpu/paper.sh khop
 # (the universal stages take UFLAGS: universal.py experiments' --flags, which tag the run names). VARIANTS
 # chooses a subset of a stage's variants (sentiment, addition, memorization, khop, lm; addition's MixiT with 256
-# heads is mixit_256), SEEDS of its seeds (sentiment, khop), e.g. SEEDS=1 VARIANTS="standard mixit".
+# heads is mixit_256; khop_qk's settings std0.028, lr5e-4, width1024), SEEDS of its seeds (sentiment, khop,
+# khop_qk), LAYERS the depths of depth and depth16, e.g. SEEDS=1 VARIANTS="standard mixit", LAYERS=8.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-STAGES="sentiment depth depth16 addition memorization khop universal_a universal_b universal_c appf lm"
+STAGES="sentiment depth depth16 addition memorization khop khop_qk universal_a universal_b universal_c appf lm"
 stage=${1:-}
 if [[ " $STAGES " != *" $stage "* ]]; then
     echo "error: name a stage: ${STAGES// /, } (got '$stage')" >&2
@@ -127,8 +131,7 @@ sentiment)
     done
     ;;
 depth | depth16)
-    layers=$([ "$stage" = depth ] && echo "2 4 8" || echo 16)
-    for n in $layers; do
+    for n in ${LAYERS:-$([ "$stage" = depth ] && echo "2 4 8" || echo 16)}; do
         for v in mixit random; do
             run paper1 "depth_${v}_$n" "config/table5_$v.py" --n_layer=$n --seed=1 --micro_batch_size=1000 \
                 --max_iters="$DEPTH_ITERS" --eval_interval=500
@@ -154,6 +157,22 @@ khop)
     for seed in ${SEEDS:-1 2}; do
         for v in ${VARIANTS:-standard frozen_qk}; do
             run paper1 "khop_${v}_$seed" "config/khop_$v.py" --seed=$seed --micro_batch_size=128
+        done
+    done
+    ;;
+khop_qk)   # Table 7 searched width [256, 512, 1024] and lr [1e-4, 5e-4] per architecture; Table 8 gives MixiT's
+    declare -A setting=([std0.028]=--qk_init_std=0.028    # 0.02·√(1024/512): width 1024's score spread at 512
+                        [lr5e-4]=--learning_rate=5e-4 [width1024]=--n_embd=1024)
+    for v in ${VARIANTS:-std0.028 lr5e-4 width1024}; do
+        if [ -z "${setting[$v]:-}" ]; then
+            echo "error: khop_qk's settings are std0.028, lr5e-4, width1024 (got '$v')" >&2
+            exit 2
+        fi
+    done
+    for seed in ${SEEDS:-1}; do
+        for v in ${VARIANTS:-std0.028 lr5e-4 width1024}; do
+            run paper1 "khop_frozen_qk_${v}_$seed" config/khop_frozen_qk.py --seed=$seed --micro_batch_size=128 \
+                "${setting[$v]}"
         done
     done
     ;;

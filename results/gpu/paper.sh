@@ -33,7 +33,8 @@
 # stopped from their checkpoints and leaves the finished ones, so a stage can span several calls.
 #
 # Steps are the papers' where a run fits the budget beside its stage's others, and cut where it cannot: the
-# depth runs make DEPTH_ITERS (default 4,000) of the authors' 40,000 steps of 1,000 sums; lm makes LM_ITERS
+# depth runs make DEPTH_ITERS (default 4,000) of the authors' 40,000 steps of 1,000 sums (a run with fewer is
+# named depth_<variant>_<layers>_<DEPTH_ITERS>steps, with all 40,000 depth_<variant>_<layers>); lm makes LM_ITERS
 # (default 1,500) steps of 64 x 256 tokens; paper 2's 3- and 4-hop runs (60,000 steps) stop where the budget
 # stops them. Configs' micro-batches are for 8 GPUs: on one, every stage runs the global batch in one pass (the
 # same batch; no accumulation).
@@ -41,9 +42,10 @@
 #   DEVICE=cpu TIME_S=60 EXTRA="--max_iters=4 --eval_interval=2 --n_layer=1 --n_embd=32 --n_head=2 --batch_size=8
 #   --micro_batch_size=8 --n_test=16 --compile=False --dtype=float32" bash results/gpu/paper.sh khop
 # (the universal stages take UFLAGS: universal.py experiments' --flags, which tag the run names). VARIANTS
-# chooses a subset of a stage's variants (sentiment, addition, memorization, khop, lm; addition's MixiT with 256
-# heads is mixit_256; khop_qk's settings std0.028, lr5e-4, width1024), SEEDS of its seeds (sentiment, khop,
-# khop_qk), LAYERS the depths of depth and depth16, e.g. SEEDS=1 VARIANTS="standard mixit", LAYERS=8.
+# chooses a subset of a stage's variants (sentiment, depth, depth16, addition, memorization, khop, lm; addition's
+# MixiT with 256 heads is mixit_256; khop_qk's settings std0.028, lr5e-4, width1024), SEEDS of its seeds
+# (sentiment, khop, khop_qk), LAYERS the depths of depth and depth16, e.g. SEEDS=1 VARIANTS="standard mixit",
+# LAYERS=2 VARIANTS=mixit DEPTH_ITERS=40000 (the authors' whole schedule).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 STAGES="sentiment depth depth16 addition memorization khop khop_qk universal_a universal_b universal_c appf lm"
@@ -132,8 +134,8 @@ sentiment)
     ;;
 depth | depth16)
     for n in ${LAYERS:-$([ "$stage" = depth ] && echo "2 4 8" || echo 16)}; do
-        for v in mixit random; do
-            run paper1 "depth_${v}_$n" "config/table5_$v.py" --n_layer=$n --seed=1 --micro_batch_size=1000 \
+        for v in ${VARIANTS:-mixit random}; do
+            run paper1 "depth_${v}_$n$([ "$DEPTH_ITERS" = 40000 ] || echo "_${DEPTH_ITERS}steps")" "config/table5_$v.py" --n_layer=$n --seed=1 --micro_batch_size=1000 \
                 --max_iters="$DEPTH_ITERS" --eval_interval=500
         done
     done

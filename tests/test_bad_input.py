@@ -542,3 +542,20 @@ def test_data_files_are_checked_against_meta(tmp_path, byte_tokenizer, monkeypat
                           "dtype 'uint32'")
     code, _, err = run_script('train.py', flags + [f'--lm_data_dir={data}'], monkeypatch, capsys)
     assert code == 0, err
+
+
+# ----------------------------------------------------------------------------- results/gpu/paper.sh
+
+@pytest.mark.parametrize('stage, env, message', [
+    ('bogus', {}, "name a stage: sentiment, depth, depth16, addition"),
+    ('khop_qk', {'VARIANTS': 'std0.028 width2048'},
+     "khop_qk's settings are std0.028, lr5e-4, width1024 (got 'width2048')"),
+])
+def test_paper_sh_names_a_stage_or_setting_it_lacks(stage, env, message, tmp_path):
+    """The GPU stages' script rejects a stage or a setting it does not have before it starts any run."""
+    logs = tmp_path / 'logs'
+    env = dict(os.environ, LOGS=str(logs), PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ['PATH'],
+               **env)
+    r = subprocess.run(['bash', 'results/gpu/paper.sh', stage], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert_one_line_error((r.returncode, r.stdout, r.stderr), message)
+    assert not (logs / 'paper1').exists()

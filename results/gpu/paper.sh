@@ -133,9 +133,10 @@ sentiment)
     done
     ;;
 depth | depth16)
+    steps=$([ "$DEPTH_ITERS" = 40000 ] || echo "_${DEPTH_ITERS}steps")   # a run short of the authors' 40,000
     for n in ${LAYERS:-$([ "$stage" = depth ] && echo "2 4 8" || echo 16)}; do
         for v in ${VARIANTS:-mixit random}; do
-            run paper1 "depth_${v}_$n$([ "$DEPTH_ITERS" = 40000 ] || echo "_${DEPTH_ITERS}steps")" "config/table5_$v.py" --n_layer=$n --seed=1 --micro_batch_size=1000 \
+            run paper1 "depth_${v}_$n$steps" "config/table5_$v.py" --n_layer=$n --seed=1 --micro_batch_size=1000 \
                 --max_iters="$DEPTH_ITERS" --eval_interval=500
         done
     done
@@ -162,7 +163,8 @@ khop)
         done
     done
     ;;
-khop_qk)   # Table 7 searched width [256, 512, 1024] and lr [1e-4, 5e-4] per architecture; Table 8 gives MixiT's
+khop_qk)   # Table 7 searched width [256, 512, 1024] and lr [1e-4, 5e-4] per architecture; the configs have MixiT's
+           # choice (Table 8: 512, 1e-4)
     declare -A setting=([std0.028]=--qk_init_std=0.028    # 0.02·√(1024/512): width 1024's score spread at 512
                         [lr5e-4]=--learning_rate=5e-4 [width1024]=--n_embd=1024)
     for v in ${VARIANTS:-std0.028 lr5e-4 width1024}; do

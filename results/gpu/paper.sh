@@ -167,14 +167,15 @@ khop_qk)   # Table 7 searched width [256, 512, 1024] and lr [1e-4, 5e-4] per arc
            # choice (Table 8: 512, 1e-4)
     declare -A setting=([std0.028]=--qk_init_std=0.028    # 0.02·√(1024/512): width 1024's score spread at 512
                         [lr5e-4]=--learning_rate=5e-4 [width1024]=--n_embd=1024)
-    for v in ${VARIANTS:-std0.028 lr5e-4 width1024}; do
+    all="std0.028 lr5e-4 width1024"
+    for v in ${VARIANTS:-$all}; do
         if [ -z "${setting[$v]:-}" ]; then
-            echo "error: khop_qk's settings are std0.028, lr5e-4, width1024 (got '$v')" >&2
+            echo "error: khop_qk's settings are ${all// /, } (got '$v')" >&2
             exit 2
         fi
     done
     for seed in ${SEEDS:-1}; do
-        for v in ${VARIANTS:-std0.028 lr5e-4 width1024}; do
+        for v in ${VARIANTS:-$all}; do
             run paper1 "khop_frozen_qk_${v}_$seed" config/khop_frozen_qk.py --seed=$seed --micro_batch_size=128 \
                 "${setting[$v]}"
         done

@@ -559,3 +559,10 @@ def test_paper_sh_names_a_stage_or_setting_it_lacks(stage, env, message, tmp_pat
     r = subprocess.run(['bash', 'results/gpu/paper.sh', stage], cwd=ROOT, env=env, capture_output=True, text=True)
     assert_one_line_error((r.returncode, r.stdout, r.stderr), message)
     assert not (logs / 'paper1').exists()
+
+
+@pytest.mark.parametrize('args, message', [(['--paper=1'], 'run-name prefixes only, got --paper=1'),
+                                           (['imbd'], 'no paper-size run under results/paper1/paper')])
+def test_report_names_a_flag_or_run_it_lacks(args, message):
+    """The paper-size runs' report takes run-name prefixes; a flag or a prefix that names no run is one line."""
+    assert_one_line_error(subprocess_run('results/gpu/report.py', args), message)

@@ -98,3 +98,62 @@ def test_dyck1_breakdown_by_kind_of_string():
     rows = breakdown.dyck1_kinds(pred, x, y)
     assert [(r['kind'], r['strings'], r['acc']) for r in rows] == [
         ('balanced', 2, 0.5), ('equal counts, a prefix below 0', 2, 1.0), ('unequal counts', 2, 0.5)]
+
+
+# the paper-size runs (results/gpu/paper.sh), read by results/gpu/report.py
+sys.path.insert(0, os.path.join(ROOT, 'results', 'gpu'))
+import report  # noqa: E402
+
+
+def paper_size_runs():
+    return [run for rs in report.runs().values() for run in rs]
+
+
+def test_every_paper_size_run_has_its_command_log_and_gpu():
+    """Each folder under results/paper{1,2}/paper/ holds its evaluations, the train.py command (whose configs are
+    here) with the steps it planned, the GPU it ran on, and how it ended: exit 0, stopped by the budget (124),
+    or, where no exit code was written (paper 2's finished runs), its last evaluation at the planned step."""
+    for run in paper_size_runs():
+        name = run['name']
+        assert run['records'] and 'val_loss' in run['records'][-1], f"{name}: no evaluation in log.jsonl"
+        assert run['max_iters'], f"{name}: command.sh gives no steps (train.py and configs found here)"
+        assert run['gpu'] and 'NVIDIA' in run['gpu'], f"{name}: machine.txt names no GPU"
+        assert run['exit_code'] in ('0', '124') or (run['exit_code'] is None and
+                                                     run['records'][-1]['iter'] == run['max_iters']), name
+        assert run['records'][-1]['iter'] <= run['max_iters'], name
+
+
+def test_report_prints_every_paper_size_run():
+    out = subprocess.run([sys.executable, os.path.join(ROOT, 'results', 'gpu', 'report.py')], capture_output=True,
+                         text=True, check=True, cwd=ROOT).stdout
+    for run in paper_size_runs():
+        last = run['records'][-1]
+        (row,) = [line for line in out.splitlines() if line.startswith(f"| {run['name']} |")]
+        cells = [c.strip() for c in row.split('|')[1:-1]]
+        assert cells[1] == f"{last['iter']:,} / {run['max_iters']:,}", run['name']
+        assert cells[4] == (f"{last['val_loss']:.3f}" if run['task'] == 'lm' else f"{100 * last['val_acc']:.2f}")
+
+
+def test_report_reads_how_each_run_ended(tmp_path):
+    """A language-model run that finished without an exit code reports its lowest validation loss as the best;
+    a run the budget stopped says so, with its steps out of the command's --max_iters."""
+    def write(name, command, records, exit_code=None):
+        d = tmp_path / 'paper1' / 'paper' / name
+        d.mkdir(parents=True)
+        (d / 'command.sh').write_text(command + '\n')
+        (d / 'log.jsonl').write_text(''.join(json.dumps(r) + '\n' for r in records))
+        (d / 'machine.txt').write_text('date\nname, memory.total [MiB], driver_version\nNVIDIA H100 80GB HBM3, '
+                                       '81559 MiB, 580\ntorch 2.11\n')
+        if exit_code is not None:
+            (d / 'exit_code').write_text(exit_code + '\n')
+    write('lm_mixit', 'python train.py config/wikitext_mixit.py --max_iters=200 --device=cuda',
+          [dict(iter=0, val_loss=10.0), dict(iter=100, val_loss=5.25), dict(iter=200, val_loss=5.5)])
+    write('khop_frozen_qk_1', 'python train.py config/khop_frozen_qk.py --seed=1',
+          [dict(iter=0, val_loss=2.0, val_acc=0.1), dict(iter=250, val_loss=1.0, val_acc=0.5)], exit_code='124')
+    (paper,) = report.runs(root=str(tmp_path)).values()
+    rows = {r[0]: r for r in map(report.row, paper)}
+    assert rows['lm_mixit'][1:6] == ['200 / 200', 'finished', 'val loss', '5.500', '5.250 (step 100)']
+    assert rows['khop_frozen_qk_1'][1:6] == ['250 / 5,000', 'stopped by the budget', 'test acc %', '50.00',
+                                             '50.00 (step 250)']
+    assert rows['khop_frozen_qk_1'][7] == 'NVIDIA H100 80GB HBM3'
+    assert [r['name'] for r in report.runs(['lm'], root=str(tmp_path))['paper1']] == ['lm_mixit']

@@ -566,3 +566,15 @@ def test_paper_sh_names_a_stage_or_setting_it_lacks(stage, env, message, tmp_pat
 def test_report_names_a_flag_or_run_it_lacks(args, message):
     """The paper-size runs' report takes run-name prefixes; a flag or a prefix that names no run is one line."""
     assert_one_line_error(subprocess_run('results/gpu/report.py', args), message)
+
+
+def test_report_names_a_log_line_that_is_not_json(tmp_path, capsys):
+    sys.path.insert(0, os.path.join(ROOT, 'results', 'gpu'))
+    import report
+    run = tmp_path / 'paper1' / 'paper' / 'khop_standard_1'
+    run.mkdir(parents=True)
+    (run / 'log.jsonl').write_text('{"iter": 0, "val_acc": 0.1}\n{"iter": 250, "val_a\n')
+    with pytest.raises(SystemExit) as e:
+        report.runs(root=str(tmp_path))
+    err = capsys.readouterr().err.strip().splitlines()
+    assert e.value.code == 2 and len(err) == 1 and 'khop_standard_1/log.jsonl: line 2 is not JSON' in err[0], err

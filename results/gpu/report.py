@@ -30,7 +30,10 @@ ENDED = {'0': 'finished', '124': 'stopped by the budget'}
 def planned(command):
     """(max_iters, task) that a `python train.py config.py ... --key=value ...` command line gives; (None, None)
     for a command that names no train.py or configs that cannot be read here."""
-    words = shlex.split(command)
+    try:
+        words = shlex.split(command)
+    except ValueError:                     # an unclosed quote
+        return None, None
     if 'train.py' not in words:
         return None, None
     argv = words[words.index('train.py') + 1:]
@@ -65,7 +68,12 @@ def read(folder):
         path = os.path.join(folder, name)
         return open(path).read().strip() if os.path.isfile(path) else None
     log = os.path.join(folder, 'log.jsonl')
-    records = [json.loads(line) for line in open(log) if line.strip()] if os.path.isfile(log) else []
+    records = []
+    for i, line in enumerate(open(log) if os.path.isfile(log) else [], 1):
+        try:
+            records += [json.loads(line)] if line.strip() else []
+        except json.JSONDecodeError as e:
+            fail(f"{os.path.relpath(log)}: line {i} is not JSON ({e.msg})")
     command = text('command.sh') or ''
     max_iters, task = planned(command.splitlines()[0] if command else '')
     return dict(name=os.path.basename(folder), records=records, command=command, exit_code=text('exit_code'),
@@ -77,8 +85,10 @@ def row(run):
     recs = run['records']
     last = recs[-1] if recs else {}
     steps = last.get('iter')
-    ended = ENDED.get(run['exit_code'], f"exit {run['exit_code']}" if run['exit_code'] else
-                      'finished' if steps is not None and steps == run['max_iters'] else '—')
+    if run['exit_code'] is not None:
+        ended = ENDED.get(run['exit_code'], f"exit {run['exit_code']}")
+    else:                                  # paper 2's finished runs write no exit code
+        ended = 'finished' if steps is not None and steps == run['max_iters'] else '—'
     lm = run['task'] == 'lm'
     key, show = ('val_loss', lambda v: f"{v:.3f}") if lm else ('val_acc', lambda v: f"{100 * v:.2f}")
     scored = [r for r in recs if key in r]

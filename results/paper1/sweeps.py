@@ -38,7 +38,10 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                          for v in ('mixit', 'random') for seed in (1, 2, 3) for L in (2, 4, 8, 16)
                          if L < 16 or seed == 1] +
               [(f'depth_mixit_lr3e-3_{L}', 'config/cpu/table5_mixit.py', f'--n_layer={L} --seed=1 --mixit_seed=1 '
-                '--learning_rate=3e-3') for L in (8,)]),
+                '--learning_rate=3e-3') for L in (8,)] +
+              [(f'depth_mixit{"" if seed == 1 else f"_seed{seed}"}_4500steps_{L}', 'config/cpu/table5_mixit.py',
+                f'--n_layer={L} --seed={seed} --mixit_seed={seed} --max_iters=4500')
+               for seed, L in ((3, 8), (1, 8), (3, 4), (1, 16))]),
     'heads': ('heads', [(f'heads_{task}_mixit_{H}', f'config/cpu/{config}.py', f'--n_head={H}')   # heads of width >= 1
                         for task, config, width in (('dyck1', 'dyck1_mixit', 128),
                                                     ('decimal_addition', 'table11_decimal_addition_mixit', 64))

@@ -277,6 +277,14 @@ def configure(config, argv=None, *, annotations=None, comments=None, doc=None, u
     return keys
 
 
+def train_keys(argv, **keys):
+    """The values that a train.py command line (config files, then --key=value) gives to keys; keys gives each
+    one's default, and the command line's other keys are skipped (train.py checks them). Raises ConfigError for
+    a config file that is missing or malformed, or a bad value of one of keys."""
+    mine = [a for a in argv if not a.startswith('--') or a[2:].partition('=')[0] in keys]
+    return configure(keys, mine, foreign={}, exit_on_error=False)
+
+
 ABBREVIATIONS = ''.join(rf'(?<!\b{a})' for a in ('Fig', 'Figs', 'App', 'eq', 'eqs', 'Eq', 'Thm', 'Sec', 'e.g', 'i.e',
                                                   'vs', 'cf', 'al', 'No'))   # periods that end no sentence
 

@@ -32,7 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import torch
 
-from configurator import configure, fail, run_command
+from configurator import fail, run_command, train_keys
 from model import GPTConfig, attention
 
 # -----------------------------------------------------------------------------------------------------
@@ -414,13 +414,6 @@ PAPER_TABLE2 = {  # paper 2, Table 2 (dyck1, khop2) and App. F, Tables 3-4 (khop
     'khop2': dict(res=(53.8, 54.3, 58.4), mlp=(54.6, 54.1, 100), mlp_ln=(100, 66.2, 100)),
     'khop3': dict(res=(53.6, 43.9, 99.9), mlp=(56.9, 57.5, 100), mlp_ln=(100, 98.7, 100)),
     'khop4': dict(res=(43.9, 41.6, 97.9), mlp=(44.7, 48.8, 97.4), mlp_ln=(82.8, 70.9, 100))}
-
-
-def train_keys(argv, **keys):
-    """The values that a train.py command line (config files, then --key=value) gives to keys; keys gives each
-    one's default, and the command line's other keys are skipped (train.py checks them)."""
-    mine = [a for a in argv if not a.startswith('--') or a[2:].partition('=')[0] in keys]
-    return configure(keys, mine, foreign={}, exit_on_error=False)
 
 
 def read_log(path):

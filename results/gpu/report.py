@@ -21,7 +21,7 @@ import sys
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..'))
 sys.path.insert(0, ROOT)
 
-from configurator import ConfigError, configure, fail  # noqa: E402
+from configurator import ConfigError, fail, train_keys  # noqa: E402
 
 PAPERS = ('paper1', 'paper2')
 ENDED = {'0': 'finished', '124': 'stopped by the budget'}
@@ -36,12 +36,9 @@ def planned(command):
         return None, None
     if 'train.py' not in words:
         return None, None
-    argv = words[words.index('train.py') + 1:]
-    keys = dict(max_iters=0, task='')
-    mine = [a for a in argv if not a.startswith('--') or a[2:].partition('=')[0] in keys]
+    argv = [a if a.startswith('--') else os.path.join(ROOT, a) for a in words[words.index('train.py') + 1:]]
     try:
-        got = configure(keys, [os.path.join(ROOT, a) if not a.startswith('--') else a for a in mine],
-                        foreign={}, exit_on_error=False)
+        got = train_keys(argv, max_iters=0, task='')
     except (ConfigError, OSError):
         return None, None
     return got['max_iters'] or None, got['task'] or None

@@ -1,0 +1,1 @@
+python train.py config/wikitext_frozen_qk.py --lm_data_dir=data/gpu_lm --batch_size=64 --micro_batch_size=64 --max_iters=1500 --warmup_iters=75 --eval_interval=100 --device=cuda --out_dir=out/gpu/paper/runs/lm_frozen_qk --overwrite=True

@@ -561,10 +561,14 @@ def test_paper_sh_names_a_stage_or_setting_it_lacks(stage, env, message, tmp_pat
     assert not (logs / 'paper1').exists()
 
 
-@pytest.mark.parametrize('args, message', [(['--paper=1'], 'run-name prefixes only, got --paper=1'),
-                                           (['imbd'], 'no paper-size run under results/paper1/paper')])
+@pytest.mark.parametrize('args, message', [
+    (['--paper=1'], 'run-name prefixes and one --plot=<file>.png, got --paper=1'),
+    (['imbd'], 'no paper-size run under results/paper1/paper'),
+    (['lm', '--plot=curves.pdf'], "--plot writes a .png, got 'curves.pdf'"),
+    (['lm', '--plot=no_such_folder/lm.png'], '--plot: no folder no_such_folder for no_such_folder/lm.png')])
 def test_report_names_a_flag_or_run_it_lacks(args, message):
-    """The paper-size runs' report takes run-name prefixes; a flag or a prefix that names no run is one line."""
+    """The paper-size runs' report takes run-name prefixes and --plot; a flag it lacks, a prefix that names no
+    run, or a plot it cannot write is one line."""
     assert_one_line_error(subprocess_run('results/gpu/report.py', args), message)
 
 

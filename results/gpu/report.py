@@ -7,6 +7,7 @@ planned steps are the command's (its config files, then its --max_iters); a run 
 
     python results/gpu/report.py                 # every paper-size run, a markdown table per paper
     python results/gpu/report.py imdb depth      # the runs whose names start with imdb or depth
+    python results/gpu/report.py lm --plot=assets/paper1_lm_paper.png   # and their curves, a panel per task
 
 The metric is test accuracy (%, higher is better), for memorization accuracy on the pairs it trains on, and for
 language modeling validation loss (nats per token, lower is better); memorization adds bits per parameter,
@@ -126,17 +127,61 @@ def runs(prefixes=(), root=os.path.join(ROOT, 'results')):
     return out
 
 
+def plot(found, path):
+    """The evaluations of the chosen runs against the step, a panel per task (each paper's runs apart), one line
+    per run: the metric of the table (test accuracy %, or language modeling's validation loss), written to path
+    (a .png)."""
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    panels = {}
+    for paper, rs in found.items():
+        for run in rs:
+            panels.setdefault((paper, run['task'] or '?'), []).append(run)
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.2), squeeze=False)
+    for ax, ((paper, task), rs) in zip(axes[0], panels.items()):
+        lm = task == 'lm'
+        trained = []                       # the losses after step 0, whose range the panel shows
+        for run in rs:
+            recs = [r for r in run['records'] if ('val_loss' if lm else 'val_acc') in r]
+            ax.plot([r['iter'] for r in recs], [r['val_loss'] if lm else 100 * r['val_acc'] for r in recs],
+                    'o-', ms=3, label=run['name'])
+            trained += [r['val_loss'] for r in recs if lm and r['iter'] > 0]
+        if trained:                        # the untrained model's ln(vocabulary) would flatten the curves
+            span = max(trained) - min(trained)
+            ax.set_ylim(min(trained) - 0.1 * span, max(trained) + 0.1 * span)
+        ax.set_xlabel('step')
+        ax.set_ylabel('validation loss (nats per token)' if lm else
+                      'train accuracy %' if task == 'memorization' else 'test accuracy %')
+        ax.set_title(f"{paper}: {task}, paper size ({', '.join(sorted({r['gpu'] or '?' for r in rs}))})",
+                     fontsize=9)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def main(argv):
     if '-h' in argv or '--help' in argv:
         print(__doc__.strip())
         return
-    if any(a.startswith('-') for a in argv):
-        fail(f"report.py takes run-name prefixes only, got {' '.join(a for a in argv if a.startswith('-'))}")
-    found = runs(argv)
+    png = [a.split('=', 1)[1] for a in argv if a.startswith('--plot=')]
+    prefixes = [a for a in argv if not a.startswith('--plot=')]
+    if any(a.startswith('-') for a in prefixes) or len(png) > 1:
+        fail(f"report.py takes run-name prefixes and one --plot=<file>.png, got "
+             f"{' '.join(a for a in argv if a.startswith('-'))}")
+    if png and not png[0].endswith('.png'):
+        fail(f"--plot writes a .png, got {png[0]!r}")
+    if png and os.path.dirname(png[0]) and not os.path.isdir(os.path.dirname(png[0])):
+        fail(f"--plot: no folder {os.path.dirname(png[0])} for {png[0]}")
+    found = runs(prefixes)
     if not found:
         fail("no paper-size run under results/paper1/paper or results/paper2/paper"
-             + (f" starts with {', '.join(argv)}" if argv else ''))
+             + (f" starts with {', '.join(prefixes)}" if prefixes else ''))
     print('\n\n'.join(f"### {paper}\n\n{table(rs)}" for paper, rs in found.items()))
+    if png:
+        plot(found, png[0])
+        print(f"wrote {png[0]}")
 
 
 if __name__ == '__main__':

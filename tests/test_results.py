@@ -136,7 +136,7 @@ def test_report_prints_every_paper_size_run():
 
 def test_report_reads_how_each_run_ended(tmp_path):
     """A language-model run that finished without an exit code reports its lowest validation loss as the best;
-    a run the budget stopped says so, with its steps out of the command's --max_iters; both draw as curves."""
+    a run the budget stopped says so, with its steps out of the command's --max_iters; each draws in its task's panel."""
     def write(name, command, records, exit_code=None):
         d = tmp_path / 'paper1' / 'paper' / name
         d.mkdir(parents=True)
@@ -157,5 +157,6 @@ def test_report_reads_how_each_run_ended(tmp_path):
                                              '50.00 (step 250)']
     assert rows['khop_frozen_qk_1'][7] == 'NVIDIA H100 80GB HBM3'
     assert [r['name'] for r in report.runs(['lm'], root=str(tmp_path))['paper1']] == ['lm_mixit']
-    report.plot(report.runs(root=str(tmp_path)), str(tmp_path / 'curves.png'))
+    panels = report.plot(report.runs(root=str(tmp_path)), str(tmp_path / 'curves.png'))
+    assert panels == {('paper1', 'khop'): ['khop_frozen_qk_1'], ('paper1', 'lm'): ['lm_mixit']}
     assert (tmp_path / 'curves.png').read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'

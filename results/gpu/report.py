@@ -130,7 +130,7 @@ def runs(prefixes=(), root=os.path.join(ROOT, 'results')):
 def plot(found, path):
     """The evaluations of the chosen runs against the step, a panel per task (each paper's runs apart), one line
     per run: the metric of the table (test accuracy %, or language modeling's validation loss), written to path
-    (a .png)."""
+    (a .png). Returns {(paper, task): [run names]}, the panels in order."""
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
@@ -159,6 +159,7 @@ def plot(found, path):
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+    return {key: [run['name'] for run in rs] for key, rs in panels.items()}
 
 
 def main(argv):

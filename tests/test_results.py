@@ -136,7 +136,8 @@ def test_report_prints_every_paper_size_run():
 
 def test_report_reads_how_each_run_ended(tmp_path):
     """A language-model run that finished without an exit code reports its lowest validation loss as the best;
-    a run the budget stopped says so, with its steps out of the command's --max_iters; each draws in its task's panel."""
+    a run the budget stopped says so, with its steps out of the command's --max_iters; each draws in its task's
+    panel."""
     def write(name, command, records, exit_code=None):
         d = tmp_path / 'paper1' / 'paper' / name
         d.mkdir(parents=True)

@@ -78,6 +78,14 @@ def read(folder):
                 gpu=gpu_name(os.path.join(folder, 'machine.txt')), max_iters=max_iters, task=task)
 
 
+def metric(task):
+    """(log key, scale, label) of a task's metric: language modeling's validation loss (lower is better), else
+    accuracy in % (memorization's on the pairs it trains on)."""
+    if task == 'lm':
+        return 'val_loss', 1, 'val loss'
+    return 'val_acc', 100, 'train acc %' if task == 'memorization' else 'test acc %'
+
+
 def row(run):
     """The table row of a run: name, steps made / planned, how it ended, metric, last, best (step), more, GPU."""
     recs = run['records']
@@ -88,7 +96,8 @@ def row(run):
     else:                                  # paper 2's finished runs write no exit code
         ended = 'finished' if steps is not None and steps == run['max_iters'] else '—'
     lm = run['task'] == 'lm'
-    key, show = ('val_loss', lambda v: f"{v:.3f}") if lm else ('val_acc', lambda v: f"{100 * v:.2f}")
+    key, scale, label = metric(run['task'])
+    show = (lambda v: f"{v:.3f}") if lm else (lambda v: f"{scale * v:.2f}")
     scored = [r for r in recs if key in r]
     if scored:
         top = (min if lm else max)(scored, key=lambda r: r[key])
@@ -102,8 +111,7 @@ def row(run):
         more.append(f"whole sums {100 * last['val_exact']:.2f}%")
     made = '—' if steps is None else f"{steps:,}"
     plan = '?' if run['max_iters'] is None else f"{run['max_iters']:,}"
-    metric = 'val loss' if lm else 'train acc %' if run['task'] == 'memorization' else 'test acc %'
-    return [run['name'], f"{made} / {plan}", ended, metric,
+    return [run['name'], f"{made} / {plan}", ended, label,
             show(last[key]) if key in last else '—', best, ', '.join(more) or '—', run['gpu'] or '—']
 
 
@@ -140,19 +148,17 @@ def plot(found, path):
             panels.setdefault((paper, run['task'] or '?'), []).append(run)
     fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.2), squeeze=False)
     for ax, ((paper, task), rs) in zip(axes[0], panels.items()):
-        lm = task == 'lm'
+        key, scale, label = metric(task)
         trained = []                       # the losses after step 0, whose range the panel shows
         for run in rs:
-            recs = [r for r in run['records'] if ('val_loss' if lm else 'val_acc') in r]
-            ax.plot([r['iter'] for r in recs], [r['val_loss'] if lm else 100 * r['val_acc'] for r in recs],
-                    'o-', ms=3, label=run['name'])
-            trained += [r['val_loss'] for r in recs if lm and r['iter'] > 0]
+            recs = [r for r in run['records'] if key in r]
+            ax.plot([r['iter'] for r in recs], [scale * r[key] for r in recs], 'o-', ms=3, label=run['name'])
+            trained += [r[key] for r in recs if task == 'lm' and r['iter'] > 0]
         if trained:                        # the untrained model's ln(vocabulary) would flatten the curves
             span = max(trained) - min(trained)
             ax.set_ylim(min(trained) - 0.1 * span, max(trained) + 0.1 * span)
         ax.set_xlabel('step')
-        ax.set_ylabel('validation loss (nats per token)' if lm else
-                      'train accuracy %' if task == 'memorization' else 'test accuracy %')
+        ax.set_ylabel('val loss (nats per token)' if task == 'lm' else label)
         ax.set_title(f"{paper}: {task}, paper size ({', '.join(sorted({r['gpu'] or '?' for r in rs}))})",
                      fontsize=9)
         ax.legend(fontsize=7)

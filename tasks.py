@@ -309,6 +309,49 @@ def dyck1_query_string(rng, max_len):
     return s
 
 
+def balanced_strings_batched(rng, pairs, width):
+    """balanced_string for many strings at once: row i of the (N, width) result begins with a random balanced
+    string of pairs[i] >= 1 pairs (the rest is OPEN). The same grammar, expanded breadth-first: each pending
+    segment (row, p pairs, offset) of every row is one pair (p = 1), a pair around p - 1 pairs, or two segments
+    of u and p - u pairs, u ~ U{1..p-1}. A segment's draws are its own, so the order in which segments are
+    expanded does not change the distribution."""
+    s = np.full((len(pairs), width), OPEN, dtype=np.int64)
+    row, p, off = np.arange(len(pairs)), np.asarray(pairs, dtype=np.int64), np.zeros(len(pairs), dtype=np.int64)
+    while len(row):
+        s[row, off + 2 * p - 1] = CLOSE               # every segment ends in CLOSE; a pair's OPEN is the fill
+        wrap = (p > 1) & (rng.random(len(row)) < 0.5)
+        split = (p > 1) & ~wrap
+        u = rng.integers(1, p[split])
+        row = np.concatenate([row[wrap], row[split], row[split]])
+        p, off = (np.concatenate([p[wrap] - 1, u, p[split] - u]),
+                  np.concatenate([off[wrap] + 1, off[split], off[split] + 2 * u]))
+    return s
+
+
+def dyck1_query_strings(rng, n, max_len):
+    """n strings of dyck1_query_string's distribution, drawn in arrays (tens of times faster; another stream of
+    draws for a given rng): (s, lengths), s (n, max_len) of OPEN/CLOSE, OPEN past each length. Each string's
+    swaps, then its flips, are applied in their order, as dyck1_query_string does."""
+    mutate = rng.integers(0, 4, n)
+    random = rng.integers(0, 3, n) == 0                   # a uniformly random string, else a balanced one
+    lengths = np.where(random, rng.integers(1, max_len + 1, n), 2 * rng.integers(1, max_len // 2 + 1, n))
+    s = rng.integers(0, 2, (n, max_len))
+    s[~random] = balanced_strings_batched(rng, lengths[~random] // 2, max_len)
+    s[np.arange(max_len) >= lengths[:, None]] = OPEN
+    mutate[~random & (rng.random(n) < 0.5)] = 0           # half the balanced strings stay as they are
+    swaps = np.where(mutate & 1, rng.geometric(0.5, n), 0)
+    for k in range(swaps.max(initial=0)):                 # the k-th swap of every string that makes one
+        r = np.nonzero(swaps > k)[0]
+        i, j = rng.integers(0, lengths[r]), rng.integers(0, lengths[r])
+        r, i, j = r[i < j], i[i < j], j[i < j]
+        s[r, i], s[r, j] = s[r, j], s[r, i]
+    flips = np.where(mutate & 2, rng.geometric(0.5, n) * np.where(rng.integers(0, 3, n) > 0, 2, 1), 0)
+    r = np.repeat(np.arange(n), flips)
+    hits = np.zeros_like(s)
+    np.add.at(hits, (r, rng.integers(0, lengths[r])), 1)
+    return s ^ (hits & 1), lengths                        # a position flipped twice is back as it was
+
+
 def dyck1_counting_baseline(x, y, labels):
     """Accuracy of "balanced iff the string has as many OPEN as CLOSE", the rule that ignores order, on a
     Dyck-1 set (x, y) (N, T): the string is what precedes each scored position, inclusive. labels:
@@ -323,13 +366,16 @@ def dyck1_counting_baseline(x, y, labels):
     return float((guess == y[rows, cols]).mean()) if len(rows) else float('nan')
 
 
-def dyck1(seed=0, fixed_train=False, n_train=100_000, n_test=4_000, min_len=40, max_len=40, format='query'):
+def dyck1(seed=0, fixed_train=False, n_train=100_000, n_test=4_000, min_len=40, max_len=40, format='query',
+          batched=False):
     """Classify a parenthesis string as balanced or not. Metric: accuracy of the answer.
 
     format='query' (default; the authors' stream, Zhong & Andreas's task_dyckstream): a string of at most
     max_len characters from dyck1_query_string, then QUERY; the target at QUERY is CLOSE when the string is
     balanced, else OPEN; the rest is PAD. Vocabulary 4 (OPEN, CLOSE, QUERY, PAD), T = max_len + 1.
-    min_len is unused.
+    min_len is unused. batched=True draws a batch's strings together (dyck1_query_strings: the same
+    distribution, tens of times faster, other strings for a given seed, test set included); False draws
+    them one by one, in the generator's own order of draws.
 
     format='last': a string of even length in [min_len, max_len]. Half the examples are balanced (a random walk
     that never dips below 0 and closes at the end); the other half are unbalanced: random strings, and near
@@ -338,9 +384,11 @@ def dyck1(seed=0, fixed_train=False, n_train=100_000, n_test=4_000, min_len=40, 
 
     The task's .labels is (unbalanced token, balanced token), for dyck1_counting_baseline."""
     if format == 'query':
-        return dyck1_query(seed, fixed_train, n_train, n_test, max_len)
+        return dyck1_query(seed, fixed_train, n_train, n_test, max_len, batched)
     if format != 'last':
         raise ValueError(f"dyck1 format must be 'query' or 'last', got {format!r}")
+    if batched:
+        raise ValueError("dyck1_batched is for the 'query' format ('last' always draws its strings together)")
     lo, hi = max(2, min_len + min_len % 2), max_len - max_len % 2
     if lo > hi:
         raise ValueError(f"dyck1 needs an even length in [min_len, max_len], got [{min_len}, {max_len}]")
@@ -391,7 +439,7 @@ def dyck1(seed=0, fixed_train=False, n_train=100_000, n_test=4_000, min_len=40, 
     return task
 
 
-def dyck1_query(seed, fixed_train, n_train, n_test, max_len):
+def dyck1_query(seed, fixed_train, n_train, n_test, max_len, batched=False):
     """dyck1 in the 'query' format (see dyck1)."""
     if max_len < 2:
         raise ValueError(f"dyck1 needs max_len >= 2, got {max_len}")
@@ -399,10 +447,15 @@ def dyck1_query(seed, fixed_train, n_train, n_test, max_len):
     def sample(rng, n):
         x = np.full((n, max_len + 1), PAD, dtype=np.int64)
         y = np.full((n, max_len + 1), -1, dtype=np.int64)
-        lengths = np.empty(n, dtype=np.int64)
-        for i in range(n):
-            s = dyck1_query_string(rng, max_len)
-            x[i, :len(s)], x[i, len(s)], lengths[i] = s, QUERY, len(s)
+        if batched:
+            s, lengths = dyck1_query_strings(rng, n, max_len)
+            x[:, :max_len] = np.where(np.arange(max_len) < lengths[:, None], s, PAD)
+        else:
+            lengths = np.empty(n, dtype=np.int64)
+            for i in range(n):
+                s = dyck1_query_string(rng, max_len)
+                x[i, :len(s)], lengths[i] = s, len(s)
+        x[np.arange(n), lengths] = QUERY
         y[np.arange(n), lengths] = np.where(is_balanced(x, lengths), CLOSE, OPEN)
         return x, y
 

@@ -79,6 +79,7 @@ khop_length = 98               # input characters per sequence (paper 1: 98)
 dyck1_min_len = 40
 dyck1_max_len = 40              # the longest string (characters)
 dyck1_format = 'query'          # 'query': the string, then ? and the answer (authors'); 'last': label at the last char
+dyck1_batched = False           # query format: draw a batch's strings together (same distribution, faster)
 modular_addition_p = 599
 modular_addition_all_pairs = False
 decimal_addition_n_digits = 10

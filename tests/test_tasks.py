@@ -1,6 +1,8 @@
 """tasks.py: every example agrees with a brute-force solver written from the task's definition, test sets
 are fixed and disjoint from training, and the metrics count what they claim."""
 
+from collections import Counter
+
 import numpy as np
 import pytest
 
@@ -81,11 +83,12 @@ def stack_balanced(s):
     return ok and depth == 0
 
 
+@pytest.mark.parametrize('batched', [False, True])
 @pytest.mark.parametrize('max_len', [40, 12])
-def test_dyck1_query_format_against_stack_checker(max_len):
+def test_dyck1_query_format_against_stack_checker(max_len, batched):
     """The authors' format: a string of <= max_len parentheses, QUERY, PAD; the answer (CLOSE if balanced, else
     OPEN) is the target at QUERY only; a third random strings, the rest balanced strings half of them mutated."""
-    task = tasks.make_task('dyck1', n_test=50, max_len=max_len)
+    task = tasks.make_task('dyck1', n_test=50, max_len=max_len, batched=batched)
     assert (task.vocab_size, task.block_size, task.labels) == (4, max_len + 1, (tasks.OPEN, tasks.CLOSE))
     x, y = examples(task, n=1000)
     labels, lengths = [], []
@@ -100,6 +103,35 @@ def test_dyck1_query_format_against_stack_checker(max_len):
     assert 0.3 < np.mean(labels) < 0.65 and len(set(lengths)) > max_len // 2     # lengths vary
     odd = np.array(lengths) % 2 == 1                                                # only random strings are odd
     assert 0.1 < odd.mean() < 0.25
+
+
+def two_sample_chi2(a, b):
+    """Pearson's statistic and degrees of freedom for "samples a and b (lists of hashable outcomes, equal sizes)
+    come from one distribution"; under it the statistic is about df ± sqrt(2 df)."""
+    ca, cb = Counter(a), Counter(b)
+    keys = ca.keys() | cb.keys()
+    return sum((ca[k] - cb[k]) ** 2 / (ca[k] + cb[k]) for k in keys), len(keys) - 1
+
+
+def test_dyck1_batched_strings_have_the_string_by_string_distribution():
+    """dyck1_query_strings against dyck1_query_string, whole strings as outcomes: max_len 6 (126 strings, every
+    mutation path) and 60000 draws each; and balanced_strings_batched against balanced_string on the 42 strings
+    of 5 pairs. The statistics stay within df + 5 sqrt(2 df). Each of these takes the first over its bound: a
+    swap made for p > q too, 40% of the balanced strings kept unmutated, the doubled flip count drawn a third of
+    the time; and the second: a segment wrapped with probability 0.45."""
+    n = 60_000
+    rng = np.random.default_rng(0)
+    loop = [tuple(tasks.dyck1_query_string(rng, 6)) for _ in range(n)]
+    s, lengths = tasks.dyck1_query_strings(np.random.default_rng(1), n, 6)
+    batched = [tuple(row[:k]) for row, k in zip(s.tolist(), lengths)]
+    stat, df = two_sample_chi2(loop, batched)
+    assert df > 100 and stat < df + 5 * np.sqrt(2 * df)
+    rng = np.random.default_rng(2)
+    loop = [tuple(tasks.balanced_string(rng, 5)) for _ in range(20_000)]
+    batched = list(map(tuple, tasks.balanced_strings_batched(np.random.default_rng(3), [5] * 20_000, 10).tolist()))
+    stat, df = two_sample_chi2(loop, batched)
+    assert df == 41 and stat < df + 5 * np.sqrt(2 * df)
+    assert all(stack_balanced(np.array(w)) for w in set(batched))
 
 
 def test_dyck1_counting_baseline():

@@ -25,7 +25,9 @@ turn, so that a machine whose load drifts slows every variant alike (all models 
 
 A train.py config file sets the model's shape, batch and system keys; its task sizes the vocabulary and the
 sequence length (the LM and sentiment tasks without prepared data: GPT-2's 50,304 and <task>_block_size);
-its schedule, data and I/O keys are ignored.
+its schedule, data and I/O keys are ignored. With a config, bench.py also times how long the task takes to draw
+one global batch on the host (`data ms`, the median of data_iters draws after one untimed): train.py draws each
+step's batch before the step, in the same process, so a step takes at least this long.
 
 FLOP convention (model.GPT.flops_per_token): matmul FLOPs of one training step, per token, nothing recomputed.
   - a linear layer in -> out: forward 2*in*out, input gradient 2*in*out, weight gradient 2*in*out only when
@@ -57,6 +59,7 @@ import sys
 import time
 from contextlib import nullcontext
 
+import numpy as np
 import torch
 import torch._functorch.config
 
@@ -86,6 +89,7 @@ warmup = 3                      # untimed steps (the first compiles)
 iters = 10                      # timed steps; the median is reported
 rounds = 1                      # >1: interleave the variants' timed steps in this many rounds
 peak_flops = 0.0                # FLOP/s for MFU; 0: PEAK_FLOPS for a GPU, measured on a CPU
+data_iters = 5                  # a train.py config: timed draws of a global batch from its task (0: none)
 cpu_peak_n = 4096               # size of the square matmuls that measure a CPU's peak
 json_out = ''                   # also write the results to this file
 profile = ''                    # profile one extra step per model: print its costliest ops, and write Chrome
@@ -108,10 +112,11 @@ cli_given = {}                  # {key: 'flag' or its config file} for every key
 config = configure(globals(), foreign=train_keys, given=cli_given)
 
 T = block_size                  # length of the timed sequences
+data = None                     # a train.py config's task, whose batches are timed
 if train_keys.get('task'):      # a train.py config: the task sizes the vocabulary and the sequences
     name = train_keys['task']
     try:
-        data = make_task(train_keys, n_test=1)
+        data = make_task(train_keys, n_test=None if data_iters else 1)   # the test set the draws avoid
         task_vocab, T = data.vocab_size, data.block_size
     except ValueError as e:     # the text tasks without prepared data: GPT-2's vocabulary, <task>_block_size
         if name not in ('lm', 'sentiment'):
@@ -153,7 +158,8 @@ except ValueError as e:
     fail(e)
 for key, value, low in (('batch_size', batch_size, 1), ('micro_batch_size', micro_batch_size, 0),
                         ('vocab_size', vocab_size, 1), ('warmup', warmup, 0), ('peak_flops', peak_flops, 0),
-                        ('cpu_peak_n', cpu_peak_n, 1), ('learning_rate', learning_rate, 1e-300),
+                        ('cpu_peak_n', cpu_peak_n, 1), ('data_iters', data_iters, 0),
+                        ('learning_rate', learning_rate, 1e-300),
                         ('weight_decay', weight_decay, 0), ('grad_clip', grad_clip, 0)):
     if value < low:
         fail(f"--{key} must be {'> 0' if low == 1e-300 else f'>= {low}'}, got {value}")
@@ -347,6 +353,19 @@ else:                           # the peak of the dtype the matmuls run in; bf16
         print(f"note: this CPU's bf16 matmul ({peak_flops / 1e12:.2f} TFLOP/s) is slower than its fp32 "
               f"({cpu_peaks['float32'] / 1e12:.2f}), so --dtype=float32 (or auto) will likely train faster here")
 
+def time_data(task, n):
+    """Milliseconds the task takes to draw one global batch on the host (Task.get_batch, as train.py does
+    before each step): the median of n draws after an untimed one."""
+    rng = np.random.default_rng(train_keys.get('seed', 1337))
+    times = []
+    for _ in range(n + 1):
+        t0 = time.perf_counter()
+        task.get_batch(batch_size, rng)
+        times.append(time.perf_counter() - t0)
+    return 1000 * statistics.median(times[1:])
+
+
+data_ms = time_data(data, data_iters) if data is not None and data_iters else None
 tokens_per_iter = batch_size * T
 load_start = os.getloadavg()   # 1, 5, 15-minute load averages: other processes on the machine
 recompute_note = (f" (recompute pointwise {recompute_pointwise}, activation memory budget {activation_memory_budget}"
@@ -356,7 +375,8 @@ print(f"{device} ({torch.get_num_threads()} threads) | {dtype} | compile {compil
       f"{config['n_layer']} layers, n_embd {config['n_embd']}, {config['n_head']} heads, vocab {vocab_size}, T {T} | "
       f"batch {batch_size} = {micro_batch_size} x {grad_accum} accum | {tokens_per_iter:,} tokens/iter | "
       f"peak {peak_flops / 1e12:.2f} TFLOP/s ({peak_source}) | "
-      f"load {load_start[0]:.2f}" + (" | malloc keeps freed memory" if kept else ""))
+      f"load {load_start[0]:.2f}" + (" | malloc keeps freed memory" if kept else "") +
+      (f" | data {data_ms:.1f} ms per batch on the host" if data_ms is not None else ""))
 results = []
 if rounds == 1:       # one variant at a time: only one model in memory
     for name in names:
@@ -409,7 +429,7 @@ if json_out:
                       activation_memory_budget=activation_memory_budget if compile else None,
                       **{k: config[k] for k in ('n_layer', 'n_head', 'n_embd')}, vocab_size=vocab_size, T=T, batch_size=batch_size,
                       micro_batch_size=micro_batch_size, warmup=warmup, iters=iters, rounds=rounds,
-                      peak_flops=peak_flops, peak_source=peak_source, malloc_keeps_freed_memory=kept,
+                      peak_flops=peak_flops, peak_source=peak_source, malloc_keeps_freed_memory=kept, data_ms=data_ms,
                       load_avg_start=load_start, load_avg_end=os.getloadavg(), process_peak_memory=process_peak,
                       torch=torch.__version__, argv=sys.argv[1:])
     with open(json_out, 'w') as f:

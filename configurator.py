@@ -216,11 +216,14 @@ def apply_file(keys, annotations, path, foreign=None):
     return set_keys
 
 
-def apply_override(keys, annotations, arg):
-    """Apply one '--key=value' argument; returns the key."""
+def apply_override(keys, annotations, arg, foreign=None):
+    """Apply one '--key=value' argument; returns the key. A key that only foreign has (a config file's key that
+    keys lacks) is set there, checked against its value."""
     key, eq, text = arg[2:].partition('=')
     if not arg.startswith('--') or not eq or not key:
         raise ConfigError(f"expected --key=value, got '{arg}'")
+    if key not in keys and foreign is not None and key in foreign:
+        return apply_override(foreign, {}, arg)
     if key not in keys:
         raise ConfigError(f"unknown config key '{key}' (in '{arg}')")
     default, annotation = keys[key], annotations.get(key)
@@ -245,7 +248,8 @@ def configure(config, argv=None, *, annotations=None, comments=None, doc=None, u
     annotations: {key: type} for keys that default to None (default: config['__annotations__']); comments:
     {key: text} for --help (default: parsed from config['__file__'] and config['__comments__']). foreign: a
     dict that collects the keys of config files that config does not have, instead of rejecting them (bench.py
-    reading a train.py config); an unknown --key is always an error. given: a dict that collects {key: 'flag'
+    reading a train.py config); a --key that an earlier config file gave to foreign overrides it there, any
+    other unknown --key is an error. given: a dict that collects {key: 'flag'
     or the config file's path} for every key argv sets (the last setting wins). `-h` or `--help` prints the
     keys and exits 0. Raises ConfigError, or with exit_on_error prints 'error: ...' and exits with status 2."""
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -264,7 +268,7 @@ def configure(config, argv=None, *, annotations=None, comments=None, doc=None, u
     try:
         for arg in argv:
             if arg.startswith('-'):
-                set_keys, source = [apply_override(keys, annotations, arg)], 'flag'
+                set_keys, source = [apply_override(keys, annotations, arg, foreign)], 'flag'
             else:
                 set_keys, source = apply_file(keys, annotations, arg, foreign), arg
             if given is not None:

@@ -94,6 +94,9 @@ class GPTConfig:
             raise ValueError(f"skip_scaling must be in (0, 1], got {self.skip_scaling}")
         if self.mixit_scale not in ('code', 'paper'):
             raise ValueError(f"mixit_scale must be 'code' or 'paper', got {self.mixit_scale!r}")
+        if self.attn_out_proj and self.n_embd % self.n_head:
+            raise ValueError(f"n_embd={self.n_embd} is not divisible by n_head={self.n_head}: each head's value is "
+                             f"n_embd // n_head wide (head_dim sets the query and key width only)")
         if self.n_embd % self.n_head and not self.head_dim:
             raise ValueError(f"n_embd={self.n_embd} is not divisible by n_head={self.n_head}; set head_dim")
         if self.head_dim == 0:

@@ -177,6 +177,25 @@ def test_bench_end_to_end(tmp_path):
     bad = subprocess.run([sys.executable, 'bench.py', '--variants=standard,nope'], cwd=ROOT, capture_output=True,
                          text=True)
     assert bad.returncode == 2 and bad.stderr.strip().startswith('error: unknown variant')
+    assert json.load(open(out))['setup']['data_ms'] is None                 # no train.py config, no task
+
+
+def test_bench_times_a_configs_data_draw(tmp_path):
+    """With a train.py config (one of whose task keys a flag overrides), the host's time to draw a global batch
+    of its task, in the JSON and the first line; none with data_iters=0."""
+    out = tmp_path / 'b.json'
+    args = ['config/dyck1_standard.py', '--dyck1_batched=False', '--n_layer=1', '--n_embd=16', '--n_head=2',
+            '--batch_size=64', '--micro_batch_size=64', '--compile=False', '--dtype=float32', '--warmup=1', '--iters=10', '--cpu_peak_n=256',
+            f'--json_out={out}']
+    for data_iters in (3, 0):
+        r = subprocess.run([sys.executable, 'bench.py', *args, f'--data_iters={data_iters}'], cwd=ROOT,
+                           capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS='1'))
+        assert r.returncode == 0, r.stderr[-2000:]
+        data_ms = json.load(open(out))['setup']['data_ms']
+        if data_iters:
+            assert data_ms > 0 and f"data {data_ms:.1f} ms per batch on the host" in r.stdout.splitlines()[0]
+        else:
+            assert data_ms is None and 'per batch on the host' not in r.stdout
 
 
 def test_bench_profile(tmp_path):

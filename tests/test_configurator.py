@@ -89,6 +89,11 @@ def test_foreign_collects_unknown_keys_instead_of_rejecting_them(tmp_path):
     assert c == dict(max_iters=9) and foreign == dict(task='dyck1')
     with pytest.raises(ConfigError, match="unknown config key 'seed'"):    # typos on the command line still fail
         configure(c, ['--seed=3'], foreign=foreign, exit_on_error=False)
+    cfg.write_text("task = 'dyck1'\ndyck1_batched = True\n")                # a flag overrides a file's foreign key
+    configure(c, [str(cfg), '--dyck1_batched=False', '--task=khop'], foreign=foreign, exit_on_error=False)
+    assert foreign == dict(task='khop', dyck1_batched=False)
+    with pytest.raises(ConfigError, match='dyck1_batched'):                 # checked against the file's value
+        configure(c, [str(cfg), '--dyck1_batched=3'], foreign=foreign, exit_on_error=False)
 
 
 def test_given_records_where_each_key_was_set(tmp_path):

@@ -163,6 +163,9 @@ def test_bad_flags_raise_clear_errors():
         tiny('standard')(torch.zeros(1, 13, dtype=torch.long))
     with pytest.raises(ValueError, match='qk_init_std'):
         GPTConfig(qk_init_std=0.0)
+    with pytest.raises(ValueError, match="each head's value"):          # head_dim does not widen the values
+        GPTConfig(n_embd=64, n_head=128, head_dim=16)
+    assert GPTConfig(variant='universal', n_embd=64, n_head=128, head_dim=16).v_dim == 64   # summed heads: n_embd
 
 
 def test_qk_init_std_sets_only_query_and_key():

@@ -30,7 +30,9 @@
 # results/paper2/<run>_cuda/ beside the CPU-size runs (`python universal.py table --which=table2
 # --tasks=khop3,khop4 --flags=--device=cuda --tag=cuda` reads them).
 # The same stage again on the same machine (a second call while it is still held) continues the runs the budget
-# stopped from their checkpoints and leaves the finished ones, so a stage can span several calls.
+# stopped from their checkpoints and leaves the finished ones, so a stage can span several calls. On any machine,
+# a run whose finished log is committed under DONE (default results/: results/<paper>/paper/<run>/, made by the
+# same command) is not made again.
 #
 # Steps are the papers' where a run fits the budget beside its stage's others, and cut where it cannot: the
 # depth runs make DEPTH_ITERS (default 4,000) of the authors' 40,000 steps of 1,000 sums (a run with fewer is
@@ -60,6 +62,7 @@ DEVICE=${DEVICE:-cuda}
 DEPTH_ITERS=${DEPTH_ITERS:-4000}
 LM_ITERS=${LM_ITERS:-1500}
 RUNS=out/gpu/paper/runs
+DONE=${DONE:-results}
 UNIVERSAL=out/gpu/paper/runs/$stage
 MACHINE=$LOGS/machine.txt
 mkdir -p "$LOGS"
@@ -74,13 +77,18 @@ pack() {   # the stage's run folders so far into $OUT/<stage>.tar.gz (one packer
     fi
 }
 
-run() {   # run PAPER NAME CONFIG [flags...]: one train.py run in the background, stopped (SIGTERM) at TIME_S. On a
-          # machine where an earlier call ran the same command, a finished run is left as it is and one the budget
-          # stopped continues from its checkpoint (train.py --init_from=resume; its log and stdout go on)
-    local name=$2 res=$LOGS/$1/paper/$2 out=$RUNS/$2; shift 2
+run() {   # run PAPER NAME CONFIG [flags...]: one train.py run in the background, stopped (SIGTERM) at TIME_S. A
+          # run finished by the same command (under DONE, or on this machine by an earlier call) is left as it is;
+          # one the budget stopped on this machine continues from its checkpoint (train.py --init_from=resume; its
+          # log and stdout go on)
+    local name=$2 res=$LOGS/$1/paper/$2 out=$RUNS/$2 done=$DONE/$1/paper/$2; shift 2
     local cmd=(python train.py "$@" --device="$DEVICE" --out_dir="$out" --overwrite=True ${EXTRA:-})
     local line go=("${cmd[@]}") append=
     line=$(printf '%q ' "${cmd[@]}" | sed 's/ $//')
+    if [ "$(cat "$done/command.sh" 2>/dev/null)" = "$line" ] && [ "$(cat "$done/exit_code" 2>/dev/null)" = 0 ]; then
+        echo "$name: finished, in $done"
+        return
+    fi
     if [ "$(cat "$res/command.sh" 2>/dev/null)" = "$line" ]; then
         case $(cat "$res/exit_code" 2>/dev/null) in
         0) echo "$name: finished in an earlier call"; return ;;
@@ -99,6 +107,17 @@ run() {   # run PAPER NAME CONFIG [flags...]: one train.py run in the background
         pack
         echo "$name: exit $(cat "$res/exit_code"), $(tail -n 1 "$res/log.jsonl" 2>/dev/null || echo 'no log')"
     ) &
+}
+
+reuse_done() {   # the finished paper-size universal runs under DONE (a log, no exit_code) into LOGS, where
+                 # universal.py reuses a run whose log and command it finds
+    local dir
+    mkdir -p "$LOGS/paper2/paper"
+    for dir in "$DONE"/paper2/paper/*/; do
+        if [ -f "$dir/log.jsonl" ] && [ ! -f "$dir/exit_code" ]; then
+            cp -r "$dir" "$LOGS/paper2/paper/"
+        fi
+    done
 }
 
 universal() {   # universal TASKS ARCHS JOBS: universal.py experiments --size=paper for those rows, seed 0
@@ -182,12 +201,14 @@ khop_qk)   # Table 7 searched width [256, 512, 1024] and lr [1e-4, 5e-4] per arc
     done
     ;;
 universal_a)
+    reuse_done
     universal dyck1 attn 3 &
     universal khop2 res_ln 3 &
     wait
     salvage paper paper2/paper
     ;;
 universal_b | universal_c)
+    reuse_done
     universal "$([ "$stage" = universal_b ] && echo khop3 || echo khop4)" res_ln 3
     salvage paper paper2/paper
     ;;

@@ -8,7 +8,7 @@
 task = 'dyck1'
 dyck1_min_len = 40
 dyck1_max_len = 40
-dyck1_batched = True             # the batch's strings drawn together: the same distribution, tens of times faster
+dyck1_batched = True             # a batch's strings drawn together: the same distribution, several times faster
 train_on_test = True   # every string trained on, short ones in the test set too (the authors' depth.py drops
                        # test strings: --train_on_test=False; docs/deviations.md#dyck-1-format)
 variant = 'frozen_qk'

@@ -6,7 +6,7 @@
 
 task = 'dyck1'
 dyck1_max_len = 40
-dyck1_batched = True             # the batch's strings drawn together: the same distribution, tens of times faster
+dyck1_batched = True             # a batch's strings drawn together: the same distribution, several times faster
 train_on_test = True   # the authors' stream: short strings are in the test set and in training
 variant = 'mixit'
 n_layer = 4

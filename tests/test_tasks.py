@@ -171,6 +171,7 @@ def test_modular_addition():
     pairs = lambda x: set(map(tuple, x[:, :2]))
     assert not pairs(xt) & pairs(xr) and len(pairs(xr)) == 40000
     assert np.all(yr[:, 2] == (xr[:, 0] + xr[:, 1]) % 599) and np.all(xr.min() >= 1) and np.all(xr[:, :2] <= 599)
+    assert np.all(yt[:, 2] == (xt[:, 0] + xt[:, 1]) % 599)
     code = tasks.make_task('modular_addition', p=11, all_pairs=True)
     assert len(code.train[0]) + len(code.test[0]) == 121
 

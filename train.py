@@ -11,7 +11,8 @@ under torchrun (nccl on CUDA, gloo on CPU).
 
 The global batch (`batch_size` sequences per optimizer step) is fixed: each rank takes its slice of the
 same sampled batch and accumulates micro-batches of `micro_batch_size`, so the number of processes changes
-only the time.
+only the time. On a GPU a forked worker process draws the next batches while the device trains (`prefetch`):
+the same batches, and a resumed run draws the one that came next.
 
 A run writes out_dir/log.jsonl (one record per evaluation), out_dir/train_log.jsonl (one per log interval),
 out_dir/ckpt.pt (all that resuming needs: every checkpoint_interval iterations and always at the end) and
@@ -126,6 +127,8 @@ memory_check = True             # refuse a model + micro-batch whose estimated m
                                 # exceeds what the device has free, before building it
 cpu_keep_memory = False         # CPU: malloc keeps freed memory for the next step (common.keep_freed_memory;
                                 # faster large steps, but the process keeps its peak: see its docstring)
+prefetch: int | None = None     # batches a worker process draws ahead of the loop (the same batches; resuming stays
+                                # exact); 0: the loop draws each itself; None: 2 on a GPU, else 0
 # -----------------------------------------------------------------------------
 cli_given = {}                  # {key: 'flag' or its config file} for every key the command line sets
 config = configure(globals(), given=cli_given)
@@ -142,7 +145,7 @@ def check_flags():
     non_negative = dict(max_iters=max_iters, micro_batch_size=micro_batch_size, eval_batch_size=eval_batch_size,
                         n_train=n_train, n_test=n_test, warmup_iters=warmup_iters, lr_decay_iters=lr_decay_iters,
                         weight_decay=weight_decay, grad_clip=grad_clip, seed=seed, task_seed=task_seed,
-                        checkpoint_interval=checkpoint_interval or 0)
+                        checkpoint_interval=checkpoint_interval or 0, prefetch=prefetch or 0)
     for key, value in non_negative.items():
         if value < 0:
             fail(f"--{key} must be >= 0, got {value}")
@@ -338,6 +341,8 @@ if checkpoint is not None:
         fail(f"{ckpt_path}: its optimizer or random state does not fit this run ({type(e).__name__}: "
              f"{(str(e).splitlines() or [''])[0][:100]})")
     checkpoint = None                                    # free memory
+data_state = data_rng.bit_generator.state   # after the batches trained on so far: what ckpt.pt keeps
+prefetch = (2 if device_type == 'cuda' else 0) if prefetch is None else prefetch
 
 for key, value in partitioner_settings(activation_memory_budget, recompute_pointwise).items():
     setattr(torch._functorch.config, key, value)                                 # read when a graph compiles
@@ -366,8 +371,8 @@ def to_device(a):
 crop = partial(crop_unscored, multiple=64 if compile else 1) if model_args['causal'] else (lambda x, y: (x, y))
 
 
-def get_batch(rng):
-    """This rank's share of one global training batch, as grad_accum (x, y, weight) micro-batches on the device.
+def draw_batch(rng):
+    """This rank's share of one global training batch, as grad_accum (x, y, weight) micro-batches on the host.
     weight = world_size * (scored tokens in the micro-batch) / (scored tokens in the global batch): scaling each
     micro-batch's mean loss by it makes the gradient (after DDP's average over ranks) that of the mean loss
     over the whole global batch, however it is split into processes and micro-batches."""
@@ -379,9 +384,42 @@ def get_batch(rng):
         x, y = crop(*data.get_batch(batch_size, rng))
         n_scored = max(int((y >= 0).sum()), 1)
         x, y = x[mine], y[mine]
-    return [(to_device(x[i:i + micro_batch_size]), to_device(y[i:i + micro_batch_size]),
+    return [(x[i:i + micro_batch_size], y[i:i + micro_batch_size],
              world_size * int((y[i:i + micro_batch_size] >= 0).sum()) / n_scored)
             for i in range(0, rank_batch, micro_batch_size)]
+
+
+def leave_process_group(worker_id):
+    """A prefetching worker leaves the run's process group, so that a Ctrl-C or a scheduler's SIGTERM to the group
+    reaches the loop alone, which stops after its step; the worker is ended with the loop's process."""
+    os.setpgid(0, 0)
+
+
+class BatchStream(torch.utils.data.IterableDataset):
+    """draw_batch again and again from the data RNG's state `state` (in the loop, or in a DataLoader worker):
+    each batch with the RNG's state after it, which ckpt.pt keeps, so that a resumed run draws the batch that
+    came next."""
+
+    def __init__(self, state):
+        self.state = state
+
+    def __iter__(self):
+        rng = np.random.default_rng()
+        rng.bit_generator.state = self.state
+        while True:
+            yield draw_batch(rng), rng.bit_generator.state
+
+
+def batches():
+    """The training batches from data_rng's state on, each with the RNG's state after it: drawn by the loop, or
+    with prefetch > 0 by one forked worker process (train.py is a script: a spawned one would run it again) that
+    keeps `prefetch` batches ready while the device trains on the last."""
+    stream = BatchStream(data_rng.bit_generator.state)
+    if not prefetch:
+        return iter(stream)
+    return iter(torch.utils.data.DataLoader(stream, batch_size=None, num_workers=1, prefetch_factor=prefetch,
+                                            collate_fn=lambda b: b, multiprocessing_context='fork',
+                                            worker_init_fn=leave_process_group))
 
 
 def all_reduce_sum(values):
@@ -478,7 +516,7 @@ def save_checkpoint():
     '_orig_mod.' prefix)."""
     state = dict(model=raw_model.state_dict(), optimizer=optimizer.state_dict(), scaler=scaler.state_dict(),
                  model_args=model_args, iter_num=iter_num, best_val_loss=best_val_loss, config=config,
-                 data_rng=data_rng.bit_generator.state, torch_rng=torch.get_rng_state())
+                 data_rng=data_state, torch_rng=torch.get_rng_state())
     write_atomically(ckpt_path, lambda f: torch.save(state, f))
 
 
@@ -565,6 +603,7 @@ def request_stop(signum, frame):
           file=sys.stderr, flush=True)
 
 
+stream = batches()              # a prefetching worker starts drawing now, while the model evaluates and compiles
 default_handlers = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
 while True:
     if evaluates(iter_num):
@@ -592,7 +631,9 @@ while True:
     lr = get_lr(iter_num)
     for group in optimizer.param_groups:
         group['lr'] = lr
-    for micro, (x, y, weight) in enumerate(get_batch(data_rng)):
+    batch, data_state = next(stream)
+    for micro, (x, y, weight) in enumerate(batch):
+        x, y = to_device(x), to_device(y)
         sync = nullcontext() if not ddp or micro == grad_accum - 1 else model.no_sync()
         with sync:
             with autocast:

@@ -318,12 +318,13 @@ def test_checkpoint_interval_and_best(interval, written, tmp_path, monkeypatch, 
 
 # ----------------------------------------------------------------------------- what clusters do to runs
 
-def start_run(out_dir, *flags, launcher=(sys.executable,)):
-    """A long tiny run in the background (stdout, stderr to files beside out_dir), once it has logged 3 steps."""
+def start_run(out_dir, *flags, launcher=(sys.executable,), session=False):
+    """A long tiny run in the background (stdout, stderr to files beside out_dir), once it has logged 3 steps;
+    with session=True in a process group of its own, as a scheduler or a terminal starts one."""
     log = open(f'{out_dir}.out', 'w'), open(f'{out_dir}.err', 'w')
     p = subprocess.Popen([*launcher, 'train.py', *TINY, '--max_iters=100000', '--lr_decay_iters=100000',
                           f'--out_dir={out_dir}', *flags], cwd=ROOT, stdout=log[0], stderr=log[1],
-                         env=dict(os.environ, OMP_NUM_THREADS='1'))
+                         env=dict(os.environ, OMP_NUM_THREADS='1'), start_new_session=session)
     deadline = time.time() + 180
     path = os.path.join(out_dir, 'train_log.jsonl')
     while not (os.path.isfile(path) and len(open(path).readlines()) >= 3):
@@ -350,14 +351,32 @@ def test_one_run_per_out_dir(tmp_path, monkeypatch, capsys):
                       capsys)[0] == 0                                             # the OS let go of the lock
 
 
-@pytest.mark.parametrize('sig', [signal.SIGTERM, signal.SIGINT])
-def test_a_signal_saves_and_resume_continues_exactly(sig, tmp_path, monkeypatch, capsys):
+def processes_running(text):
+    """The PIDs of the processes whose command line holds text (Linux's /proc; [] elsewhere)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir('/proc') if os.path.isdir('/proc') else []):
+        try:
+            with open(f'/proc/{pid}/cmdline', 'rb') as f:
+                found += [int(pid)] if text.encode() in f.read() else []
+        except OSError:
+            pass
+    return found
+
+
+@pytest.mark.parametrize('sig, prefetch', [(signal.SIGTERM, 0), (signal.SIGINT, 0), (signal.SIGTERM, 2)])
+def test_a_signal_saves_and_resume_continues_exactly(sig, prefetch, tmp_path, monkeypatch, capsys):
     """SIGTERM (a scheduler's preemption) or SIGINT (Ctrl-C): the run saves ckpt.pt after its step, says where it
-    stopped, exits 128 + signal without a traceback, and --init_from=resume gives the uninterrupted run's losses."""
+    stopped, exits 128 + signal without a traceback, and --init_from=resume gives the uninterrupted run's losses.
+    With a prefetching worker the signal goes to the whole process group, as `timeout` and a terminal send it:
+    the checkpoint holds the data stream's state after the last batch trained on (not the worker's, ahead),
+    and the worker ends with the run."""
     stopped, whole = str(tmp_path / 'stopped'), str(tmp_path / 'whole')
-    p = start_run(stopped)
-    p.send_signal(sig)
+    p = start_run(stopped, f'--prefetch={prefetch}', session=True)
+    if os.path.isdir('/proc'):                                    # the run, and its worker if it prefetches
+        assert len(processes_running(f'--out_dir={stopped}')) == 1 + (prefetch > 0)
+    os.killpg(p.pid, sig)
     assert p.wait(timeout=120) == 128 + sig
+    assert processes_running(f'--out_dir={stopped}') == []
     err = open(f'{stopped}.err').read()
     at = torch.load(os.path.join(stopped, 'ckpt.pt'), weights_only=True)['iter_num']
     assert 'Traceback' not in err and f'stopped by {signal.Signals(sig).name} at iteration {at}' in err, err

@@ -4,7 +4,6 @@ and two gloo processes under torchrun log the same losses as one process with th
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 
@@ -35,13 +34,16 @@ def losses(out_dir):
         return {r['iter']: r['loss'] for r in map(json.loads, f)}
 
 
-def test_resume_continues_exactly(tmp_path):
+@pytest.mark.parametrize('prefetch', [0, 2])
+def test_resume_continues_exactly(prefetch, tmp_path):
+    """Stopped at step 8 and resumed, a run logs the uninterrupted run's losses; drawn by a prefetching worker
+    (before and after the stop), the batches are the loop's own."""
     full, part = str(tmp_path / 'full'), str(tmp_path / 'part')
     run(TINY + ['--max_iters=12', f'--out_dir={full}'])
-    run(TINY + ['--max_iters=8', f'--out_dir={part}'])
+    run(TINY + ['--max_iters=8', f'--out_dir={part}', f'--prefetch={prefetch}'])
     ckpt = torch.load(os.path.join(part, 'ckpt.pt'), map_location='cpu', weights_only=False)
     assert ckpt['iter_num'] == 8 and not any(k.startswith('_orig_mod') for k in ckpt['model'])
-    run(TINY + ['--max_iters=12', f'--out_dir={part}', '--init_from=resume'])
+    run(TINY + ['--max_iters=12', f'--out_dir={part}', '--init_from=resume', f'--prefetch={prefetch}'])
     a, b = losses(full), losses(part)
     assert sorted(b) == list(range(1, 13))
     for it in range(9, 13):
@@ -55,10 +57,10 @@ def test_resume_continues_exactly(tmp_path):
 
 def test_two_process_gloo_equals_one_process(tmp_path):
     """The same global batch of 16, split differently: one process accumulating 4 micro-batches of 4, two
-    processes with one micro-batch of 8 each."""
+    processes with one micro-batch of 8 each (each drawing its batches in a prefetching worker)."""
     one, two = str(tmp_path / 'one'), str(tmp_path / 'two')
     run(TINY + ['--max_iters=6', '--micro_batch_size=4', '--eval_batch_size=8', f'--out_dir={one}'])
-    run(TINY + ['--max_iters=6', '--eval_batch_size=8', f'--out_dir={two}'],
+    run(TINY + ['--max_iters=6', '--eval_batch_size=8', '--prefetch=2', f'--out_dir={two}'],
         launcher=(sys.executable, '-m', 'torch.distributed.run', '--standalone', '--nproc_per_node=2'))
     a, b = losses(one), losses(two)
     assert sorted(a) == sorted(b) == list(range(1, 7))
@@ -74,7 +76,8 @@ def test_two_process_gloo_equals_one_process(tmp_path):
 def test_command_line_errors_are_one_line(tmp_path):
     for args, message in [(['--variant=mixiT'], 'unknown variant'), (['--task=nope'], 'unknown task'),
                           (['--init_from=resume', f'--out_dir={tmp_path}'], 'no checkpoint'),
-                          (['--batch_size=16', '--micro_batch_size=5'], 'divisible')]:
+                          (['--batch_size=16', '--micro_batch_size=5'], 'divisible'),
+                          (['--prefetch=-1'], '--prefetch must be >= 0')]:
         r = run(TINY + args, check=False)
         assert r.returncode == 2 and 'Traceback' not in r.stderr and message in r.stderr, r.stderr
 

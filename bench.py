@@ -26,8 +26,9 @@ turn, so that a machine whose load drifts slows every variant alike (all models 
 A train.py config file sets the model's shape, batch and system keys; its task sizes the vocabulary and the
 sequence length (the LM and sentiment tasks without prepared data: GPT-2's 50,304 and <task>_block_size);
 its schedule, data and I/O keys are ignored. With a config, bench.py also times how long the task takes to draw
-one global batch on the host (`data ms`, the median of data_iters draws after one untimed): train.py draws each
-step's batch before the step, in the same process, so a step takes at least this long.
+one global batch on the host (`data ms`, the median of data_iters draws after one untimed): unless a worker
+process draws them (train.py --prefetch), train.py draws each step's batch before the step, so a step takes at
+least this long.
 
 FLOP convention (model.GPT.flops_per_token): matmul FLOPs of one training step, per token, nothing recomputed.
   - a linear layer in -> out: forward 2*in*out, input gradient 2*in*out, weight gradient 2*in*out only when

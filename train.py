@@ -342,7 +342,10 @@ if checkpoint is not None:
              f"{(str(e).splitlines() or [''])[0][:100]})")
     checkpoint = None                                    # free memory
 data_state = data_rng.bit_generator.state   # after the batches trained on so far: what ckpt.pt keeps
-prefetch = (2 if device_type == 'cuda' else 0) if prefetch is None else prefetch
+forks = 'fork' in torch.multiprocessing.get_all_start_methods()   # a prefetching worker is forked (batches())
+if prefetch and not forks:
+    fail(f"--prefetch={prefetch} needs processes started by fork, which this platform lacks; use --prefetch=0")
+prefetch = (2 if device_type == 'cuda' and forks else 0) if prefetch is None else prefetch
 
 for key, value in partitioner_settings(activation_memory_budget, recompute_pointwise).items():
     setattr(torch._functorch.config, key, value)                                 # read when a graph compiles

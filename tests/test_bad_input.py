@@ -351,6 +351,13 @@ def test_one_run_per_out_dir(tmp_path, monkeypatch, capsys):
                       capsys)[0] == 0                                             # the OS let go of the lock
 
 
+def test_prefetch_without_fork_is_one_line(tmp_path, monkeypatch, capsys):
+    """Where processes cannot be forked (Windows), asking for a prefetching worker is one line, exit 2."""
+    monkeypatch.setattr(torch.multiprocessing, 'get_all_start_methods', lambda: ['spawn'])
+    assert_one_line_error(run_script('train.py', TINY + ['--prefetch=2', f'--out_dir={tmp_path}'], monkeypatch,
+                                     capsys), '--prefetch=2 needs processes started by fork')
+
+
 def processes_running(text):
     """The PIDs of the processes whose command line holds text (Linux's /proc; [] elsewhere)."""
     found = []

@@ -250,7 +250,8 @@ def configure(config, argv=None, *, annotations=None, comments=None, doc=None, u
     dict that collects the keys of config files that config does not have, instead of rejecting them (bench.py
     reading a train.py config); a --key that an earlier config file gave to foreign overrides it there, any
     other unknown --key is an error. given: a dict that collects {key: 'flag' or the config file's path} for
-    every key argv sets (the last setting wins). `-h` or `--help` prints the keys and exits 0. Raises ConfigError, or with exit_on_error prints 'error: ...' and exits with status 2."""
+    every key argv sets (the last setting wins). `-h` or `--help` prints the keys and exits 0. Raises
+    ConfigError, or with exit_on_error prints 'error: ...' and exits with status 2."""
     argv = sys.argv[1:] if argv is None else list(argv)
     annotations = config.get('__annotations__', {}) if annotations is None else annotations
     keys = settable(config)

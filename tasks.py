@@ -330,8 +330,9 @@ def balanced_strings_batched(rng, pairs, width):
 
 def dyck1_query_strings(rng, n, max_len):
     """n strings of dyck1_query_string's distribution, drawn in arrays (7-11 times faster at the full-size
-    configs' batches; another stream of draws for a given rng): (s, lengths), s (n, max_len) of OPEN/CLOSE, OPEN past each length. Each string's
-    swaps, then its flips, are applied in their order, as dyck1_query_string does."""
+    configs' batches; another stream of draws for a given rng): (s, lengths), s (n, max_len) of OPEN/CLOSE, OPEN
+    past each length. Each string's swaps, then its flips, are applied in their order, as dyck1_query_string
+    does."""
     mutate = rng.integers(0, 4, n)
     uniform = rng.integers(0, 3, n) == 0                  # a uniformly random string, else a balanced one
     lengths = np.where(uniform, rng.integers(1, max_len + 1, n), 2 * rng.integers(1, max_len // 2 + 1, n))

@@ -379,9 +379,11 @@ def test_a_signal_saves_and_resume_continues_exactly(sig, prefetch, tmp_path, mo
     and the worker ends with the run."""
     stopped, whole = str(tmp_path / 'stopped'), str(tmp_path / 'whole')
     p = start_run(stopped, f'--prefetch={prefetch}', session=True)
-    if os.path.isdir('/proc'):                                    # the run, and its worker if it prefetches
-        assert len(processes_running(f'--out_dir={stopped}')) == 1 + (prefetch > 0)
-    os.killpg(p.pid, sig)
+    try:
+        if os.path.isdir('/proc'):                                # the run, and its worker if it prefetches
+            assert len(processes_running(f'--out_dir={stopped}')) == 1 + (prefetch > 0)
+    finally:
+        os.killpg(p.pid, sig)
     assert p.wait(timeout=120) == 128 + sig
     assert processes_running(f'--out_dir={stopped}') == []
     err = open(f'{stopped}.err').read()

@@ -185,8 +185,8 @@ def test_bench_times_a_configs_data_draw(tmp_path):
     of its task, in the JSON and the first line; none with data_iters=0."""
     out = tmp_path / 'b.json'
     args = ['config/dyck1_standard.py', '--dyck1_batched=False', '--n_layer=1', '--n_embd=16', '--n_head=2',
-            '--batch_size=64', '--micro_batch_size=64', '--compile=False', '--dtype=float32', '--warmup=1', '--iters=10', '--cpu_peak_n=256',
-            f'--json_out={out}']
+            '--batch_size=64', '--micro_batch_size=64', '--compile=False', '--dtype=float32', '--warmup=1',
+            '--iters=10', '--cpu_peak_n=256', f'--json_out={out}']
     for data_iters in (3, 0):
         r = subprocess.run([sys.executable, 'bench.py', *args, f'--data_iters={data_iters}'], cwd=ROOT,
                            capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS='1'))

@@ -83,17 +83,17 @@ run() {   # run PAPER NAME CONFIG [flags...]: one train.py run in the background
           # log and stdout go on)
     local name=$2 res=$LOGS/$1/paper/$2 out=$RUNS/$2 done=$DONE/$1/paper/$2; shift 2
     local cmd=(python train.py "$@" --device="$DEVICE" --out_dir="$out" --overwrite=True ${EXTRA:-})
-    local line go=("${cmd[@]}") append=
+    local line go=("${cmd[@]}") append= dir
     line=$(printf '%q ' "${cmd[@]}" | sed 's/ $//')
-    if [ "$(cat "$done/command.sh" 2>/dev/null)" = "$line" ] && [ "$(cat "$done/exit_code" 2>/dev/null)" = 0 ]; then
-        echo "$name: finished, in $done"
-        return
-    fi
-    if [ "$(cat "$res/command.sh" 2>/dev/null)" = "$line" ]; then
-        case $(cat "$res/exit_code" 2>/dev/null) in
-        0) echo "$name: finished in an earlier call"; return ;;
-        124) if [ -f "$out/ckpt.pt" ]; then go=("${cmd[@]/--overwrite=True/--init_from=resume}") append=1; fi ;;
-        esac
+    for dir in "$done" "$res"; do
+        if [ "$(cat "$dir/command.sh" 2>/dev/null)" = "$line" ] && [ "$(cat "$dir/exit_code" 2>/dev/null)" = 0 ]; then
+            echo "$name: finished, in $dir"
+            return
+        fi
+    done
+    if [ "$(cat "$res/command.sh" 2>/dev/null)" = "$line" ] && [ "$(cat "$res/exit_code" 2>/dev/null)" = 124 ] &&
+        [ -f "$out/ckpt.pt" ]; then
+        go=("${cmd[@]/--overwrite=True/--init_from=resume}") append=1
     fi
     mkdir -p "$res"
     cp "$MACHINE" "$res/"

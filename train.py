@@ -413,11 +413,11 @@ class BatchStream(torch.utils.data.IterableDataset):
             yield draw_batch(rng), rng.bit_generator.state
 
 
-def batches():
-    """The training batches from data_rng's state on, each with the RNG's state after it: drawn by the loop, or
-    with prefetch > 0 by one forked worker process (train.py is a script: a spawned one would run it again) that
-    keeps `prefetch` batches ready while the device trains on the last."""
-    stream = BatchStream(data_rng.bit_generator.state)
+def batches(state):
+    """The training batches from the data RNG's state `state` on, each with the RNG's state after it: drawn by
+    the loop, or with prefetch > 0 by one forked worker process (train.py is a script: a spawned one would run it
+    again) that keeps `prefetch` batches ready while the device trains on the last."""
+    stream = BatchStream(state)
     if not prefetch:
         return iter(stream)
     return iter(torch.utils.data.DataLoader(stream, batch_size=None, num_workers=1, prefetch_factor=prefetch,
@@ -606,7 +606,7 @@ def request_stop(signum, frame):
           file=sys.stderr, flush=True)
 
 
-stream = batches()              # a prefetching worker starts drawing now, while the model evaluates and compiles
+stream = batches(data_state)    # a prefetching worker starts drawing now, while the model evaluates and compiles
 default_handlers = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
 while True:
     if evaluates(iter_num):

@@ -128,6 +128,27 @@ def attention(Q, K, causal):
     return torch.softmax(S, dim=-1)
 
 
+FUSED_HEAD_MULTIPLE = 8   # SDPA's fused GPU kernels (flash, memory-efficient, cuDNN) take 16-bit heads of widths
+                          # that are multiples of this
+
+
+def sdpa(q, k, v, causal, scale, multiple=None):
+    """F.scaled_dot_product_attention: q, k (B, H, T, d), v (B, H, T, d_v) -> (B, H, T, d_v). On a GPU in 16
+    bits, heads with d = d_v not a multiple of FUSED_HEAD_MULTIPLE (paper 1's random transformer: 128 heads of
+    width 4) have no fused kernel, and SDPA's fallback writes the (B, H, T, T) scores in fp32; there q, k and v
+    are zero-padded to the next multiple (the scores and the kept output columns unchanged) and the output cut
+    back to d. `multiple` overrides when to pad (1: never), for tests on a CPU."""
+    d = q.shape[-1]
+    if multiple is None:
+        half = q.is_cuda and q.dtype in (torch.float16, torch.bfloat16)
+        multiple = FUSED_HEAD_MULTIPLE if half and v.shape[-1] == d else 1
+    pad = -d % multiple
+    if pad:
+        q, k, v = (F.pad(t, (0, pad)) for t in (q, k, v))
+    y = F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale)
+    return y[..., :d] if pad else y
+
+
 def rotary(x, cos, sin):
     """Rotary position embedding (Su et al. 2021), half-split as in Llama. x: (B, H, T, D); cos, sin: (T, D/2),
     applied in x's dtype (bf16 under autocast, as Llama's), so that q and k stay in the dtype attention takes."""
@@ -205,7 +226,7 @@ class Attention(nn.Module):
         else:
             v = v.view(B, T, self.n_head, self.v_dim).transpose(1, 2)                    # (B, H, T, v_dim)
             q, k = self.query_key(x, rope)
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal, scale=self.scale)
+            y = sdpa(q, k, v, self.causal, self.scale)
         if self.c_proj is None:  # paper 2: heads write full-width values that are summed
             return y.sum(dim=1)
         out = self.c_proj(y.transpose(1, 2).reshape(B, T, C))

@@ -89,6 +89,29 @@ def test_softmax_variants_run_on_flash_attention(variant):
     assert torch.isfinite(loss)
 
 
+def test_narrow_heads_run_on_flash_attention():
+    """The random transformer's heads of width 4 (config/table5_random.py), padded to 8 by model.sdpa, run with
+    only the flash kernel allowed, in bf16 and fp16, and give the unpadded math kernel's output."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from model import sdpa
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(4, 16, 33, 4, device='cuda') for _ in range(3))
+    for dtype in (torch.bfloat16, torch.float16):
+        h = [t.to(dtype).requires_grad_() for t in (q, k, v)]
+        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+            y = sdpa(*h, True, 0.5)
+        y.sum().backward()
+        with sdpa_kernel(SDPBackend.MATH):
+            ref = F.scaled_dot_product_attention(*h, is_causal=True, scale=0.5)
+        torch.testing.assert_close(y, ref, atol=2e-2, rtol=2e-2)
+    model = GPT(GPTConfig(vocab_size=64, block_size=32, n_layer=2, n_head=16, n_embd=64, variant='random')).cuda()
+    x = torch.randint(0, 64, (4, 32), device='cuda')
+    with sdpa_kernel(SDPBackend.FLASH_ATTENTION), torch.autocast('cuda', dtype=torch.bfloat16):
+        _, loss = model(x, x)
+    loss.backward()
+    assert torch.isfinite(loss)
+
+
 def test_mixit_static_matrices_on_the_gpu_match_the_cpu():
     torch.manual_seed(0)
     cpu = GPT(tiny('mixit'))

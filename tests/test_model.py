@@ -201,6 +201,23 @@ def test_attention_probs_are_what_forward_applies(variant):
         assert (p.triu(1) == 0).all()
 
 
+@pytest.mark.parametrize('d, causal', [(4, True), (6, False), (8, True)])
+def test_narrow_heads_padded_for_the_fused_kernels_are_the_same_attention(d, causal):
+    """sdpa's zero-padding of q, k, v (done on a GPU in 16 bits, forced here) changes neither the output nor
+    the gradients: the padded columns add nothing to the scores, and the output is cut back to d."""
+    from model import sdpa
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(3, 5, 7, d, dtype=torch.float64, requires_grad=True) for _ in range(3))
+    grads = []
+    for multiple in (1, 8):
+        y = sdpa(q, k, v, causal, 0.5, multiple=multiple)
+        assert y.shape == (3, 5, 7, d)
+        grads.append((y, *torch.autograd.grad((y * y.detach().cos()).sum(), (q, k, v))))
+    for plain, padded in zip(*grads):
+        torch.testing.assert_close(padded, plain)
+    assert sdpa(q, k, v, causal, 0.5).shape == (3, 5, 7, d)          # on a CPU: no padding
+
+
 def test_model_py_imports_alone(tmp_path):
     """model.py needs torch only: copied alone into an empty folder it imports and builds every variant."""
     import shutil

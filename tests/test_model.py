@@ -202,10 +202,14 @@ def test_attention_probs_are_what_forward_applies(variant):
 
 
 @pytest.mark.parametrize('d, causal', [(4, True), (6, False), (8, True)])
-def test_narrow_heads_padded_for_the_fused_kernels_are_the_same_attention(d, causal):
+def test_narrow_heads_padded_for_the_fused_kernels_are_the_same_attention(d, causal, monkeypatch):
     """sdpa's zero-padding of q, k, v (done on a GPU in 16 bits, forced here) changes neither the output nor
-    the gradients: the padded columns add nothing to the scores, and the output is cut back to d."""
+    the gradients: the padded columns add nothing to the scores, and the output is cut back to d. On a CPU
+    sdpa pads nothing."""
     from model import sdpa
+    widths, plain_sdpa = [], F.scaled_dot_product_attention
+    monkeypatch.setattr(F, 'scaled_dot_product_attention', lambda q, *a, **kw: widths.append(q.shape[-1]) or
+                        plain_sdpa(q, *a, **kw))
     torch.manual_seed(0)
     q, k, v = (torch.randn(3, 5, 7, d, dtype=torch.float64, requires_grad=True) for _ in range(3))
     grads = []
@@ -215,7 +219,8 @@ def test_narrow_heads_padded_for_the_fused_kernels_are_the_same_attention(d, cau
         grads.append((y, *torch.autograd.grad((y * y.detach().cos()).sum(), (q, k, v))))
     for plain, padded in zip(*grads):
         torch.testing.assert_close(padded, plain)
-    assert sdpa(q, k, v, causal, 0.5).shape == (3, 5, 7, d)          # on a CPU: no padding
+    sdpa(q.bfloat16(), k.bfloat16(), v.bfloat16(), causal, 0.5)
+    assert widths == [d, 8, d]
 
 
 def test_model_py_imports_alone(tmp_path):

@@ -21,10 +21,11 @@ from model import sdpa  # noqa: E402
 
 B = 1000
 for arg in sys.argv[1:]:
-    if not arg.startswith('--batch=') or not arg[len('--batch='):].isdigit() or int(arg[len('--batch='):]) < 1:
+    value = arg.removeprefix('--batch=')
+    if value == arg or not value.isdigit() or int(value) < 1:
         print(f"error: unknown argument {arg} (only --batch=N, N >= 1)", file=sys.stderr)
         sys.exit(2)
-    B = int(arg[len('--batch='):])
+    B = int(value)
 H, T, D = 128, 33, 4
 device = 'cuda' if torch.cuda.is_available() else 'cpu'
 dtype = torch.bfloat16

@@ -578,6 +578,7 @@ def test_data_files_are_checked_against_meta(tmp_path, byte_tokenizer, monkeypat
     ('bogus', {}, "name a stage: sentiment, depth, depth16, addition"),
     ('khop_qk', {'VARIANTS': 'std0.028 width2048'},
      "khop_qk's settings are std0.028, lr5e-4, width1024 (got 'width2048')"),
+    ('memorization', {'MPS': 'yes'}, "MPS is 0 or 1 (got 'yes')"),
 ])
 def test_paper_sh_names_a_stage_or_setting_it_lacks(stage, env, message, tmp_path):
     """The GPU stages' script rejects a stage or a setting it does not have before it starts any run."""
@@ -587,6 +588,21 @@ def test_paper_sh_names_a_stage_or_setting_it_lacks(stage, env, message, tmp_pat
     r = subprocess.run(['bash', 'results/gpu/paper.sh', stage], cwd=ROOT, env=env, capture_output=True, text=True)
     assert_one_line_error((r.returncode, r.stdout, r.stderr), message)
     assert not (logs / 'paper1').exists()
+
+
+@pytest.mark.parametrize('env, message', [
+    ({'MODES': 'alone timesliced'}, "MODES are alone, shared, mps, alone_prefetch0 (got 'timesliced')"),
+    ({'N': '0'}, "N must be a positive whole number (got '0')"),
+    ({'CONFIG': 'config/memorisation_standard.py'}, 'CONFIG: no file config/memorisation_standard.py'),
+])
+def test_sharing_sh_names_a_setting_it_lacks(env, message, tmp_path):
+    """The GPU-sharing measurement rejects a mode, a count or a config it cannot use before it starts a run."""
+    logs = tmp_path / 'logs'
+    env = dict(os.environ, LOGS=str(logs), PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ['PATH'],
+               **env)
+    r = subprocess.run(['bash', 'results/gpu/sharing.sh'], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert_one_line_error((r.returncode, r.stdout, r.stderr), message)
+    assert not logs.exists()
 
 
 @pytest.mark.parametrize('args, message', [

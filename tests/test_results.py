@@ -161,3 +161,28 @@ def test_report_reads_how_each_run_ended(tmp_path):
     panels = report.plot(report.runs(root=str(tmp_path)), str(tmp_path / 'curves.png'))
     assert panels == {('paper1', 'khop'): ['khop_frozen_qk_1'], ('paper1', 'lm'): ['lm_mixit']}
     assert (tmp_path / 'curves.png').read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
+
+
+def test_sharing_measures_each_mode_on_a_cpu(tmp_path):
+    """results/gpu/sharing.sh's logic, rehearsed on a CPU with a tiny model: the run alone and two copies side by
+    side make their steps, and summary.txt gives each copy's ms/iter and the copies' steps per second together,
+    beside the run alone's."""
+    logs = tmp_path / 'logs'
+    env = dict(os.environ, DEVICE='cpu', ITERS='20', N='2', MODES='alone shared', LOGS=str(logs),
+               RUNS=str(tmp_path / 'runs'), PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ['PATH'],
+               EXTRA='--memorization_n_keys=16 --batch_size=32 --micro_batch_size=32 --n_layer=1 --n_embd=16 '
+                     '--compile=False --dtype=float32')
+    subprocess.run(['bash', 'results/gpu/sharing.sh'], cwd=ROOT, env=env, check=True, capture_output=True)
+    for copy in ('alone/1', 'shared/1', 'shared/2'):
+        assert (logs / copy / 'exit_code').read_text().strip() == '0', copy
+        assert f"--out_dir={tmp_path / 'runs' / copy}" in (logs / copy / 'command.sh').read_text()
+    rows = {cells[0]: cells[1:] for cells in ([c.strip() for c in line.split('|')[1:-1]]
+                                              for line in (logs / 'summary.txt').read_text().splitlines()
+                                              if line.startswith('| ') and not line.startswith('| mode'))}
+    assert set(rows) == {'alone', 'shared'} and rows['alone'][0] == '1' and rows['shared'][0] == '2'
+    (alone_ms,), shared_ms = ([float(m) for m in rows[mode][1].split(', ')] for mode in ('alone', 'shared'))
+    assert len(shared_ms) == 2 and min(shared_ms + [alone_ms]) > 0
+    together = float(rows['shared'][2])
+    assert abs(together - sum(1000 / m for m in shared_ms)) <= 0.01 * together     # ms/iter printed to 0.1
+    assert rows['alone'][3] == '1.00x'
+    assert abs(float(rows['shared'][3][:-1]) - together / float(rows['alone'][2])) <= 0.011

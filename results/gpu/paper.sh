@@ -40,6 +40,9 @@
 # (default 1,500) steps of 64 x 256 tokens; paper 2's 3- and 4-hop runs (60,000 steps) stop where the budget
 # stops them. Configs' micro-batches are for 8 GPUs: on one, every stage runs the global batch in one pass (the
 # same batch; no accumulation).
+# MPS=1 runs the stage's runs through CUDA MPS (results/gpu/mps.sh: their kernels at the same time rather than
+# in turns; results/gpu/sharing.sh measures what each way costs), falling back to time slices where it does not
+# start; machine.txt says which.
 # DEVICE (default cuda) and EXTRA (flags appended to every train.py run) make a CPU rehearsal of the logic:
 #   DEVICE=cpu TIME_S=60 EXTRA="--max_iters=4 --eval_interval=2 --n_layer=1 --n_embd=32 --n_head=2 --batch_size=8
 #   --micro_batch_size=8 --n_test=16 --compile=False --dtype=float32" bash results/gpu/paper.sh khop
@@ -57,6 +60,11 @@ if [[ " $STAGES " != *" $stage "* ]]; then
     exit 2
 fi
 TIME_S=${TIME_S:-480}
+MPS=${MPS:-0}
+if [ "$MPS" != 0 ] && [ "$MPS" != 1 ]; then
+    echo "error: MPS is 0 or 1 (got '$MPS')" >&2
+    exit 2
+fi
 LOGS=${LOGS:-out/gpu/paper/$stage}
 DEVICE=${DEVICE:-cuda}
 DEPTH_ITERS=${DEPTH_ITERS:-4000}
@@ -68,6 +76,13 @@ MACHINE=$LOGS/machine.txt
 mkdir -p "$LOGS"
 { date -u; nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>/dev/null || lscpu | grep 'Model name'
   python -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)"; } > "$MACHINE"
+source results/gpu/mps.sh
+if [ "$MPS" = 1 ] && mps_start out/gpu/paper/mps; then
+    trap mps_stop EXIT
+    echo "CUDA MPS: on" >> "$MACHINE"
+else
+    echo "CUDA MPS: off" >> "$MACHINE"
+fi
 
 pack() {   # the stage's run folders so far into $OUT/<stage>.tar.gz (one packer at a time)
     if [ -n "${OUT:-}" ]; then

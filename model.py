@@ -64,7 +64,8 @@ class GPTConfig:
     norm: str | None = None              # 'rms' | 'layer' | 'none'
     looped: bool = False                 # one block's weights reused by all n_layer layers
     init: str | None = None              # 'normal' (N(0, 0.02)) | 'uniform' (PyTorch Linear default) for blocks
-    qk_init_std: float = 0.02            # std of W_Q, W_K under init='normal' (docs/deviations.md#frozen-qk-score-scale)
+    qk_init_std: float = 0.02            # std of W_Q, W_K under init='normal'
+                                         # (docs/deviations.md#frozen-qk-score-scale)
     # what is frozen at init
     freeze_qk: bool | None = None
     freeze_mlp: bool | None = None

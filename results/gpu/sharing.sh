@@ -7,14 +7,16 @@
 #   bash results/gpu/sharing.sh            # config/memorization_standard.py as its paper-size stage runs it, N=4
 #   CONFIG=config/khop_standard.py FLAGS=--micro_batch_size=128 bash results/gpu/sharing.sh
 #
-# Every run makes ITERS steps (default 300), evaluated at the first and the last only, under a wall-clock limit
-# of TIME_S seconds (default 150). A run's ms/iter is the median of its train_log.jsonl records after the first,
-# which holds the compilation; the copies of a mode start together, and their records overlap in time when a
-# shared step is slower than the run's compilation is long. summary.txt has each mode's ms/iter per copy and
+# Every run makes ITERS steps (default 300), evaluated at the first and the last only, under a wall-clock limit of
+# TIME_S seconds (default 150). A run's ms/iter is the median of its train_log.jsonl records after the first, which
+# holds the compilation; the copies of a mode start together and train at the same time once compiled (the later
+# modes find the first one's kernels in Inductor's on-disk cache). summary.txt has each mode's ms/iter per copy and
 # the steps per second of its copies together, beside the run alone's. MODES chooses the modes and their order
 # (default "alone shared mps alone_prefetch0"). Logs: LOGS (default out/gpu/sharing)/<mode>/<copy>/ (command.sh,
-# stdout.txt, train_log.jsonl, exit_code), machine.txt, summary.txt; packed into $OUT/sharing.tar.gz where $OUT
-# is set (the device tool's output folder); the runs' out_dirs under RUNS (default out/gpu/sharing_runs). DEVICE and EXTRA (flags appended to every run) make a CPU rehearsal:
+# stdout.txt, train_log.jsonl, exit_code), machine.txt, summary.txt; packed into $OUT/sharing.tar.gz where $OUT is
+# set (the device tool's output folder); the runs' out_dirs under RUNS (default out/gpu/sharing_runs). FLAGS
+# (default the stage's --micro_batch_size=32768) go to every run; DEVICE and EXTRA (more flags) make a CPU
+# rehearsal:
 #   DEVICE=cpu ITERS=30 N=2 EXTRA="--memorization_n_keys=32 --batch_size=64 --micro_batch_size=64 --n_layer=1
 #   --n_embd=32 --compile=False --dtype=float32" bash results/gpu/sharing.sh
 set -euo pipefail

@@ -186,3 +186,21 @@ def test_sharing_measures_each_mode_on_a_cpu(tmp_path):
     assert abs(together - sum(1000 / m for m in shared_ms)) <= 0.01 * together     # ms/iter printed to 0.1
     assert rows['alone'][3] == '1.00x'
     assert abs(float(rows['shared'][3][:-1]) - together / float(rows['alone'][2])) <= 0.011
+
+
+def test_sharing_stops_an_mps_daemon_that_no_process_can_use(tmp_path):
+    """Where the MPS control daemon starts but a CUDA process cannot run through it (here: no GPU), the mps mode
+    is left out with the reason, and the daemon it started is stopped again."""
+    bin_dir, calls = tmp_path / 'bin', tmp_path / 'calls.txt'
+    bin_dir.mkdir()
+    control = bin_dir / 'nvidia-cuda-mps-control'       # a stand-in that records each command it is given
+    control.write_text(f'#!/bin/sh\nif [ "$1" = -d ]; then echo start >> {calls}; else cat >> {calls}; fi\n')
+    control.chmod(0o755)
+    logs = tmp_path / 'logs'
+    env = dict(os.environ, MODES='mps', LOGS=str(logs), RUNS=str(tmp_path / 'runs'), CUDA_VISIBLE_DEVICES='',
+               PATH=os.pathsep.join([str(bin_dir), os.path.dirname(sys.executable), os.environ['PATH']]))
+    subprocess.run(['bash', 'results/gpu/sharing.sh'], cwd=ROOT, env=env, check=True, capture_output=True)
+    assert calls.read_text().split() == ['quit', 'start', 'quit']
+    (row,) = [line for line in (logs / 'summary.txt').read_text().splitlines() if line.startswith('| mps |')]
+    assert f"not run: CUDA MPS did not start (its logs: {logs / 'mps' / 'log'})" in row
+    assert not (logs / 'mps' / '1').exists()

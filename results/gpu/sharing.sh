@@ -81,8 +81,7 @@ for mode in $MODES; do
     shared) copies shared "$N" ;;
     mps)
         mkdir -p "$LOGS/mps"
-        if mps_start "$RUNS/mps_daemon" 2> "$LOGS/mps/not_run.txt"; then   # not_run.txt: why, where it fails
-            rm "$LOGS/mps/not_run.txt"
+        if mps_start "$LOGS/mps" 2> "$LOGS/mps/mps_start.txt"; then     # its notes: the server, or why not
             copies mps "$N"
             mps_stop
         fi
@@ -100,8 +99,8 @@ print(read(made[0], '1', 'command.sh') if made else 'no run was made')
 print('\n| mode | copies | ms/iter per copy (median) | steps/s together | over alone |\n|---|---|---|---|---|')
 alone = None
 for mode in modes:
-    if os.path.exists(os.path.join(logs, mode, 'not_run.txt')):     # its last note says why
-        print(f"| {mode} | 0 | not run: {read(mode, 'not_run.txt').split('note: ')[-1]} | | |")
+    if mode == 'mps' and mode not in made:                          # mps_start's last note says why
+        print(f"| {mode} | 0 | not run: {read(mode, 'mps_start.txt').split('note: ')[-1]} | | |")
         continue
     ms = []
     for path in sorted(glob.glob(os.path.join(logs, mode, '*', 'train_log.jsonl'))):

@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
 RESULTS = os.path.join(ROOT, 'results', 'paper1')
 sys.path.insert(0, RESULTS)
@@ -188,19 +190,55 @@ def test_sharing_measures_each_mode_on_a_cpu(tmp_path):
     assert abs(float(rows['shared'][3][:-1]) - together / float(rows['alone'][2])) <= 0.011
 
 
-def test_sharing_stops_an_mps_daemon_that_no_process_can_use(tmp_path):
-    """Where the MPS control daemon starts but a CUDA process cannot run through it (here: no GPU), the mps mode
-    is left out with the reason, and the daemon it started is stopped again."""
-    bin_dir, calls = tmp_path / 'bin', tmp_path / 'calls.txt'
+
+
+def fake_mps_control(tmp_path, running):
+    """A stand-in nvidia-cuda-mps-control on PATH (its daemon a file, running or not) that records each command
+    it is given. Returns (environment, commands file, daemon file)."""
+    bin_dir, log, state = tmp_path / 'bin', tmp_path / 'calls.txt', tmp_path / 'daemon'
     bin_dir.mkdir()
-    control = bin_dir / 'nvidia-cuda-mps-control'       # a stand-in that records each command it is given
-    control.write_text(f'#!/bin/sh\nif [ "$1" = -d ]; then echo start >> {calls}; else cat >> {calls}; fi\n')
+    control = bin_dir / 'nvidia-cuda-mps-control'
+    control.write_text(f"""#!/bin/sh
+if [ "$1" = -d ]; then echo start >> {log}; touch {state}; exit 0; fi
+read command; echo "$command" >> {log}
+case $command in quit) rm -f {state} ;; get_server_list) [ -f {state} ] && echo 4242 ;; esac
+""")
     control.chmod(0o755)
-    logs = tmp_path / 'logs'
-    env = dict(os.environ, MODES='mps', LOGS=str(logs), RUNS=str(tmp_path / 'runs'), CUDA_VISIBLE_DEVICES='',
+    if running:
+        state.touch()
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES='', RUNS=str(tmp_path / 'runs'),
                PATH=os.pathsep.join([str(bin_dir), os.path.dirname(sys.executable), os.environ['PATH']]))
-    subprocess.run(['bash', 'results/gpu/sharing.sh'], cwd=ROOT, env=env, check=True, capture_output=True)
-    assert calls.read_text().split() == ['quit', 'start', 'quit']
+    return env, log, state
+
+
+@pytest.mark.parametrize('running, calls', [
+    (False, ['get_server_list', 'get_server_list', 'start', 'quit']),
+    (True, ['get_server_list', 'quit', 'get_server_list', 'start', 'quit'])])
+def test_sharing_leaves_no_mps_daemon_running(running, calls, tmp_path):
+    """sharing.sh stops a running MPS daemon before its time-sliced modes; where the daemon it starts for the mps
+    mode cannot run a CUDA process (here: no GPU), that mode is left out with the reason, and the daemon is
+    stopped again."""
+    env, log, state = fake_mps_control(tmp_path, running)
+    logs = tmp_path / 'logs'
+    subprocess.run(['bash', 'results/gpu/sharing.sh'], cwd=ROOT, env=dict(env, MODES='mps', LOGS=str(logs)),
+                   check=True, capture_output=True)
+    assert log.read_text().split() == calls and not state.exists()
     (row,) = [line for line in (logs / 'summary.txt').read_text().splitlines() if line.startswith('| mps |')]
     assert f"not run: CUDA MPS did not start (its logs: {logs / 'mps' / 'log'})" in row
     assert not (logs / 'mps' / '1').exists()
+
+
+def test_paper_stage_uses_a_running_mps_daemon_and_leaves_it_running(tmp_path):
+    """paper.sh with MPS=1 uses the daemon it finds running (the stages beside it may be using it), records it in
+    machine.txt, and leaves it running."""
+    env, log, state = fake_mps_control(tmp_path, running=True)
+    logs = tmp_path / 'logs'
+    env.update(MPS='1', LOGS=str(logs), DONE=str(tmp_path / 'done'), DEVICE='cpu', VARIANTS='standard',
+               EXTRA='--memorization_n_keys=16 --max_iters=2 --eval_interval=2 --n_layer=1 --n_embd=16 '
+                     '--batch_size=32 --micro_batch_size=32 --compile=False --dtype=float32')
+    subprocess.run(['bash', 'results/gpu/paper.sh', 'memorization'], cwd=ROOT, env=env, check=True,
+                   capture_output=True)
+    assert 'quit' not in log.read_text().split() and state.exists()
+    run = logs / 'paper1' / 'paper' / 'memorization_standard'
+    assert (run / 'exit_code').read_text().strip() == '0'
+    assert (run / 'machine.txt').read_text().splitlines()[-1] == 'CUDA MPS: on'

@@ -42,7 +42,9 @@
 # same batch; no accumulation).
 # MPS=1 runs the stage's runs through CUDA MPS (results/gpu/mps.sh: their kernels at the same time rather than
 # in turns; results/gpu/sharing.sh measures what each way costs), falling back to time slices where it does not
-# start; machine.txt says which.
+# start. It starts a control daemon, or uses the one running, and leaves it running for the later calls on the
+# machine and the stages beside it (any run goes through a running daemon); machine.txt says whether one ran.
+# The runs' out_dirs (checkpoints) are RUNS/<run> (RUNS: out/gpu/paper/runs; paper 2's RUNS/<stage>/).
 # DEVICE (default cuda) and EXTRA (flags appended to every train.py run) make a CPU rehearsal of the logic:
 #   DEVICE=cpu TIME_S=60 EXTRA="--max_iters=4 --eval_interval=2 --n_layer=1 --n_embd=32 --n_head=2 --batch_size=8
 #   --micro_batch_size=8 --n_test=16 --compile=False --dtype=float32" bash results/gpu/paper.sh khop
@@ -69,20 +71,20 @@ LOGS=${LOGS:-out/gpu/paper/$stage}
 DEVICE=${DEVICE:-cuda}
 DEPTH_ITERS=${DEPTH_ITERS:-4000}
 LM_ITERS=${LM_ITERS:-1500}
-RUNS=out/gpu/paper/runs
+RUNS=${RUNS:-out/gpu/paper/runs}
 DONE=${DONE:-results}
-UNIVERSAL=out/gpu/paper/runs/$stage
+UNIVERSAL=$RUNS/$stage
 MACHINE=$LOGS/machine.txt
 mkdir -p "$LOGS"
 { date -u; nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>/dev/null || lscpu | grep 'Model name'
   python -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)"; } > "$MACHINE"
 source results/gpu/mps.sh
-if [ "$MPS" = 1 ] && mps_start out/gpu/paper/mps; then
-    trap mps_stop EXIT
-    echo "CUDA MPS: on" >> "$MACHINE"
-else
-    echo "CUDA MPS: off" >> "$MACHINE"
+if [ "$MPS" = 1 ]; then
+    mps_start out/gpu/paper/mps || true
+elif mps_running; then
+    echo "note: a CUDA MPS daemon is running, and the runs go through it (echo quit | nvidia-cuda-mps-control)" >&2
 fi
+echo "CUDA MPS: $(mps_running && echo on || echo off)" >> "$MACHINE"
 
 pack() {   # the stage's run folders so far into $OUT/<stage>.tar.gz (one packer at a time)
     if [ -n "${OUT:-}" ]; then

@@ -2,7 +2,8 @@
 # What sharing one GPU costs the paper-size runs, which results/gpu/paper.sh trains side by side: one train.py
 # run alone; N copies of it at once, taking turns on the GPU (time slices, its default); N copies under CUDA MPS
 # (results/gpu/mps.sh: their kernels run at the same time); and the run alone drawing its own batches
-# (--prefetch=0, the loop waiting for each draw). From the repository root, on a bare GPU machine:
+# (--prefetch=0, the loop waiting for each draw). From the repository root, on a GPU machine with nothing else
+# running (an MPS daemon that runs is stopped first):
 #
 #   bash results/gpu/sharing.sh            # config/memorization_standard.py as its paper-size stage runs it, N=4
 #   CONFIG=config/khop_standard.py FLAGS=--micro_batch_size=128 bash results/gpu/sharing.sh
@@ -74,6 +75,7 @@ copies() {   # copies MODE K [flags...]: K copies of the run at once, each logge
     echo "$mode: $k run(s), exit codes $(cat "$LOGS/$mode"/*/exit_code | xargs)"
 }
 
+mps_quit                      # the time-sliced modes need no daemon running
 for mode in $MODES; do
     case $mode in
     alone) copies alone 1 ;;

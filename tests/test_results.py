@@ -228,17 +228,21 @@ def test_sharing_leaves_no_mps_daemon_running(running, calls, tmp_path):
     assert not (logs / 'mps' / '1').exists()
 
 
-def test_paper_stage_uses_a_running_mps_daemon_and_leaves_it_running(tmp_path):
-    """paper.sh with MPS=1 uses the daemon it finds running (the stages beside it may be using it), records it in
-    machine.txt, and leaves it running."""
+
+def test_paper_stage_runs_jobs_at_a_time_through_a_running_mps_daemon(tmp_path):
+    """paper.sh with JOBS=1 starts each run when the one before has ended; with MPS=1 it uses the daemon it finds
+    running (the stages beside it may be using it), records it in each run's machine.txt, and leaves it running."""
     env, log, state = fake_mps_control(tmp_path, running=True)
     logs = tmp_path / 'logs'
-    env.update(MPS='1', LOGS=str(logs), DONE=str(tmp_path / 'done'), DEVICE='cpu', VARIANTS='standard',
+    env.update(MPS='1', JOBS='1', LOGS=str(logs), DONE=str(tmp_path / 'done'), DEVICE='cpu',
+               VARIANTS='standard mixit',
                EXTRA='--memorization_n_keys=16 --max_iters=2 --eval_interval=2 --n_layer=1 --n_embd=16 '
                      '--batch_size=32 --micro_batch_size=32 --compile=False --dtype=float32')
     subprocess.run(['bash', 'results/gpu/paper.sh', 'memorization'], cwd=ROOT, env=env, check=True,
                    capture_output=True)
     assert 'quit' not in log.read_text().split() and state.exists()
-    run = logs / 'paper1' / 'paper' / 'memorization_standard'
-    assert (run / 'exit_code').read_text().strip() == '0'
-    assert (run / 'machine.txt').read_text().splitlines()[-1] == 'CUDA MPS: on'
+    first, second = (logs / 'paper1' / 'paper' / f'memorization_{v}' for v in ('standard', 'mixit'))
+    for run in (first, second):
+        assert (run / 'exit_code').read_text().strip() == '0'
+        assert (run / 'machine.txt').read_text().splitlines()[-1] == 'CUDA MPS: on'
+    assert (second / 'command.sh').stat().st_mtime >= (first / 'exit_code').stat().st_mtime

@@ -44,6 +44,9 @@
 # in turns; results/gpu/sharing.sh measures what each way costs), falling back to time slices where it does not
 # start. It starts a control daemon, or uses the one running, and leaves it running for the later calls on the
 # machine and the stages beside it (any run goes through a running daemon); machine.txt says whether one ran.
+# JOBS: how many runs at a time (default: all of a stage's train.py runs, each with its own TIME_S, so that the
+# stage takes up to TIME_S times the runs over JOBS, rounded up; paper 2's universal.py calls: 3 per row, 6 for
+# appf, all within TIME_S).
 # The runs' out_dirs (checkpoints) are RUNS/<run> (RUNS: out/gpu/paper/runs; paper 2's RUNS/<stage>/).
 # DEVICE (default cuda) and EXTRA (flags appended to every train.py run) make a CPU rehearsal of the logic:
 #   DEVICE=cpu TIME_S=60 EXTRA="--max_iters=4 --eval_interval=2 --n_layer=1 --n_embd=32 --n_head=2 --batch_size=8
@@ -65,6 +68,10 @@ TIME_S=${TIME_S:-480}
 MPS=${MPS:-0}
 if [ "$MPS" != 0 ] && [ "$MPS" != 1 ]; then
     echo "error: MPS is 0 or 1 (got '$MPS')" >&2
+    exit 2
+fi
+if [ -n "${JOBS:-}" ] && ! [[ $JOBS =~ ^[1-9][0-9]*$ ]]; then
+    echo "error: JOBS must be a positive whole number (got '$JOBS')" >&2
     exit 2
 fi
 LOGS=${LOGS:-out/gpu/paper/$stage}
@@ -112,6 +119,9 @@ run() {   # run PAPER NAME CONFIG [flags...]: one train.py run in the background
         [ -f "$out/ckpt.pt" ]; then
         go=("${cmd[@]/--overwrite=True/--init_from=resume}") append=1
     fi
+    while [ "$(jobs -rp | wc -l)" -ge "${JOBS:-1000}" ]; do   # JOBS runs at a time: wait for one to end
+        wait -n || true
+    done
     mkdir -p "$res"
     cp "$MACHINE" "$res/"
     echo "$line" > "$res/command.sh"
@@ -219,14 +229,14 @@ khop_qk)   # Table 7 searched width [256, 512, 1024] and lr [1e-4, 5e-4] per arc
     ;;
 universal_a)
     reuse_done
-    universal dyck1 attn 3 &
-    universal khop2 res_ln 3 &
+    universal dyck1 attn "${JOBS:-3}" &
+    universal khop2 res_ln "${JOBS:-3}" &
     wait
     salvage paper paper2/paper
     ;;
 universal_b | universal_c)
     reuse_done
-    universal "$([ "$stage" = universal_b ] && echo khop3 || echo khop4)" res_ln 3
+    universal "$([ "$stage" = universal_b ] && echo khop3 || echo khop4)" res_ln "${JOBS:-3}"
     salvage paper paper2/paper
     ;;
 appf)   # App. F's 3- and 4-hop rows at the CPU size (config/cpu/), on the GPU: tagged _<DEVICE>

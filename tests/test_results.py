@@ -165,6 +165,7 @@ def test_report_reads_how_each_run_ended(tmp_path):
     assert (tmp_path / 'curves.png').read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
 
 
+# what sharing one GPU costs (results/gpu/sharing.sh), CUDA MPS (results/gpu/mps.sh), paper.sh's JOBS and MPS
 def test_sharing_measures_each_mode_on_a_cpu(tmp_path):
     """results/gpu/sharing.sh's logic, rehearsed on a CPU with a tiny model: the run alone and two copies side by
     side make their steps, and summary.txt gives each copy's ms/iter and the copies' steps per second together,
@@ -188,8 +189,6 @@ def test_sharing_measures_each_mode_on_a_cpu(tmp_path):
     assert abs(together - sum(1000 / m for m in shared_ms)) <= 0.01 * together     # ms/iter printed to 0.1
     assert rows['alone'][3] == '1.00x'
     assert abs(float(rows['shared'][3][:-1]) - together / float(rows['alone'][2])) <= 0.011
-
-
 
 
 def fake_mps_control(tmp_path, running):
@@ -226,7 +225,6 @@ def test_sharing_leaves_no_mps_daemon_running(running, calls, tmp_path):
     (row,) = [line for line in (logs / 'summary.txt').read_text().splitlines() if line.startswith('| mps |')]
     assert f"not run: CUDA MPS did not start (its logs: {logs / 'mps' / 'log'})" in row
     assert not (logs / 'mps' / '1').exists()
-
 
 
 def test_paper_stage_runs_jobs_at_a_time_through_a_running_mps_daemon(tmp_path):

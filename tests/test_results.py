@@ -165,7 +165,7 @@ def test_report_reads_how_each_run_ended(tmp_path):
     assert (tmp_path / 'curves.png').read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
 
 
-# what sharing one GPU costs (results/gpu/sharing.sh), CUDA MPS (results/gpu/mps.sh), paper.sh's JOBS and MPS
+# what sharing one GPU costs (results/gpu/sharing.sh), CUDA MPS (results/gpu/common.sh), paper.sh's JOBS and MPS
 def test_sharing_measures_each_mode_on_a_cpu(tmp_path):
     """results/gpu/sharing.sh's logic, rehearsed on a CPU with a tiny model: the run alone and two copies side by
     side make their steps, and summary.txt gives each copy's ms/iter and the copies' steps per second together,

@@ -40,10 +40,10 @@
 # (default 1,500) steps of 64 x 256 tokens; paper 2's 3- and 4-hop runs (60,000 steps) stop where the budget
 # stops them. Configs' micro-batches are for 8 GPUs: on one, every stage runs the global batch in one pass (the
 # same batch; no accumulation).
-# MPS=1 runs the stage's runs through CUDA MPS (results/gpu/mps.sh: their kernels at the same time rather than
-# in turns; results/gpu/sharing.sh measures what each way costs), falling back to time slices where it does not
-# start. It starts a control daemon, or uses the one running, and leaves it running for the later calls on the
-# machine and the stages beside it (any run goes through a running daemon); machine.txt says whether one ran.
+# MPS=1 runs the stage's runs through CUDA MPS (results/gpu/common.sh: their kernels at the same time rather
+# than in turns; results/gpu/sharing.sh measures what each way costs), falling back to time slices where it does
+# not start. It starts a control daemon, or uses the one running, and leaves it running for the later calls on
+# the machine and the stages beside it (any run goes through a running daemon); machine.txt says whether one ran.
 # JOBS: how many runs at a time (default: all of a stage's train.py runs, each with its own TIME_S, so that the
 # stage takes up to TIME_S times the runs over JOBS, rounded up; paper 2's universal.py calls: 3 per row, 6 for
 # appf, all within TIME_S).
@@ -58,6 +58,7 @@
 # LAYERS=2 VARIANTS=mixit DEPTH_ITERS=40000 (the authors' whole schedule).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source results/gpu/common.sh
 STAGES="sentiment depth depth16 addition memorization khop khop_qk universal_a universal_b universal_c appf lm"
 stage=${1:-}
 if [[ " $STAGES " != *" $stage "* ]]; then
@@ -83,15 +84,18 @@ DONE=${DONE:-results}
 UNIVERSAL=$RUNS/$stage
 MACHINE=$LOGS/machine.txt
 mkdir -p "$LOGS"
-{ date -u; nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>/dev/null || lscpu | grep 'Model name'
-  python -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)"; } > "$MACHINE"
-source results/gpu/mps.sh
+describe_machine > "$MACHINE"
 if [ "$MPS" = 1 ]; then
     mps_start out/gpu/paper/mps || true
-elif mps_running; then
-    echo "note: a CUDA MPS daemon is running, and the runs go through it (echo quit | nvidia-cuda-mps-control)" >&2
 fi
-echo "CUDA MPS: $(mps_running && echo on || echo off)" >> "$MACHINE"
+if mps_running; then
+    echo "CUDA MPS: on" >> "$MACHINE"
+    if [ "$MPS" = 0 ]; then
+        echo "note: a CUDA MPS daemon is running, and the runs go through it (echo quit | nvidia-cuda-mps-control)" >&2
+    fi
+else
+    echo "CUDA MPS: off" >> "$MACHINE"
+fi
 
 pack() {   # the stage's run folders so far into $OUT/<stage>.tar.gz (one packer at a time)
     if [ -n "${OUT:-}" ]; then

@@ -24,6 +24,7 @@
 #   --compile=False --dtype=float32" bash results/gpu/run.sh mixit
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source results/gpu/common.sh
 stage=${1:?name a stage: data, tests, mixit, standard, ddp, bench or all}
 LOGS=${LOGS:-out/gpu/$stage}
 ITERS=${ITERS:-$([ "$stage" = all ] && echo 200 || echo 120)}
@@ -35,8 +36,7 @@ DATA=data/gpu_lm
 mkdir -p "$LOGS"
 pack() { if [ -n "${OUT:-}" ]; then mkdir -p "$OUT" && tar -czf "$OUT/$stage.tar.gz" -C "$(dirname "$LOGS")" "$(basename "$LOGS")"; fi; }
 trap pack EXIT
-{ date -u; nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>/dev/null || lscpu | grep 'Model name'
-  python -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)"; } > "$LOGS/machine.txt"
+describe_machine > "$LOGS/machine.txt"
 
 lm() {   # lm CONFIG OUT_DIR [flags...]: config/fineweb_*.py on the carried tokens, one process under torchrun
     local config=$1 out=$2; shift 2

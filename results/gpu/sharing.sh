@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What sharing one GPU costs the paper-size runs, which results/gpu/paper.sh trains side by side: one train.py
 # run alone; N copies of it at once, taking turns on the GPU (time slices, its default); N copies under CUDA MPS
-# (results/gpu/mps.sh: their kernels run at the same time); and the run alone drawing its own batches
+# (results/gpu/common.sh: their kernels run at the same time); and the run alone drawing its own batches
 # (--prefetch=0, the loop waiting for each draw). From the repository root, on a GPU machine with nothing else
 # running (an MPS daemon that runs is stopped first):
 #
@@ -22,7 +22,7 @@
 #   --n_embd=32 --compile=False --dtype=float32" bash results/gpu/sharing.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-source results/gpu/mps.sh
+source results/gpu/common.sh
 CONFIG=${CONFIG:-config/memorization_standard.py}
 FLAGS=${FLAGS-"--micro_batch_size=32768"}
 N=${N:-4}
@@ -52,8 +52,7 @@ for mode in $MODES; do
     rm -rf "${LOGS:?}/$mode"        # an earlier measurement's copies
 done
 mkdir -p "$LOGS"
-{ date -u; nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>/dev/null || lscpu | grep 'Model name'
-  python -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)"; } > "$LOGS/machine.txt"
+describe_machine > "$LOGS/machine.txt"
 
 copies() {   # copies MODE K [flags...]: K copies of the run at once, each logged in LOGS/MODE/<copy>/
     local mode=$1 k=$2 i

@@ -1,8 +1,13 @@
-# CUDA MPS (Multi-Process Service) for the GPU scripts' runs, sourced by results/gpu/paper.sh and
-# results/gpu/sharing.sh. Processes sharing a GPU without it take turns on it (time slices, one process's
-# kernels at a time); under MPS one server runs every process's kernels, and those of different processes run at
-# the same time. While a control daemon runs, every CUDA process started on the machine goes through it. The
-# GPU's settings (its compute mode) are left as they are; each control command runs under a time limit.
+# Shell functions the GPU scripts share, sourced by results/gpu/run.sh, paper.sh and sharing.sh.
+#
+#   describe_machine  the date, the GPU (nvidia-smi's csv: a header, then name, memory, driver) or else the CPU
+#                     model, and torch's and CUDA's versions, on stdout: a run's machine.txt
+#
+# CUDA MPS (Multi-Process Service). Processes sharing a GPU without it take turns on it (time slices, one
+# process's kernels at a time); under MPS one server runs every process's kernels, and those of different
+# processes run at the same time. While a control daemon runs, every CUDA process started on the machine goes
+# through it. The GPU's settings (its compute mode) are left as they are; each control command runs under a time
+# limit.
 #
 #   mps_running     whether a control daemon answers (its pipes in CUDA's default folder, /tmp/nvidia-mps)
 #   mps_start DIR   use the daemon that runs, or start one (its logs in DIR/log) and check that a CUDA process
@@ -11,6 +16,12 @@
 #                   time-sliced)
 #   mps_stop        stop the daemon mps_start started (not one it found running), once no run uses it
 #   mps_quit        stop any daemon that runs (no process may be using it)
+
+describe_machine() {
+    date -u
+    nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>/dev/null || lscpu | grep 'Model name'
+    python -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)"
+}
 
 mps_control() {   # mps_control COMMAND: one command to the running daemon
     echo "$1" | timeout 30 nvidia-cuda-mps-control

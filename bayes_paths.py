@@ -598,7 +598,8 @@ class PathsNet(torch.nn.Module):
         return [attention_QK(x, Q, K) for Q, K in zip(self.Q, self.K)]
 
     def path_inputs(self, x):
-        """Attentioned inputs ξ^π (eq. 7, mean readout) of x: (B, T, N0) through this model's attention → (B, |Π|, N0)."""
+        """Attentioned inputs ξ^π (eq. 7, mean readout) of x: (B, T, N0) through this model's attention
+        → (B, |Π|, N0)."""
         return attentioned_inputs(x, self.omegas(x), 'mean')
 
     def from_paths(self, xi, path_mask=None):
@@ -1147,12 +1148,12 @@ def print_oneshot(res):
     """The accuracy, head-score and pruning tables of the `oneshot` command's results (± standard errors)."""
     theory, gd, gd_se, n = res['theory'], res['gd'], res['gd_se'], res['n_episodes']
     pm = lambda a, k: f"{a:.3f} ± {standard_error(a, n[k]):.3f}"
-    print(f"\nepisodes: " + ", ".join(f"{k} {v}" for k, v in n.items()))
+    print("\nepisodes: " + ", ".join(f"{k} {v}" for k, v in n.items()))
     print(f"\n| {'N':>6s} | tau | Omniglot | MNIST 0/1 | Fashion 0/1 |")
     for key in ['GP'] + [str(N) for N in res['config']['widths']]:
         r = theory[key]
         print(f"| {key:>6s} | {r['tau']} | " + " | ".join(pm(r[k], k) for k in ONESHOT_SETS) + " |")
-    print(f"| GD model | - | " + " | ".join(f"{gd[k]:.3f} ± {gd_se[k]:.3f}" for k in ONESHOT_SETS) + " |")
+    print("| GD model | - | " + " | ".join(f"{gd[k]:.3f} ± {gd_se[k]:.3f}" for k in ONESHOT_SETS) + " |")
     if res.get('nuts'):
         nt = res['nuts']
         print(f"| NUTS N={nt['N']} | {nt['tau']} | " + " | ".join(pm(nt['acc'][k], k) for k in ONESHOT_SETS) + " |")
@@ -1171,7 +1172,7 @@ def print_oneshot(res):
         for w in ('lowest', 'highest'):
             print(f"| two {w}-scoring | {','.join(two[w]['heads'])} | "
                   + " | ".join(f"{two[w]['acc'][k]:.3f} ± {two[w]['se'][k]:.3f}" for k in ONESHOT_SETS) + " |")
-        print(f"| lowest − highest (paired) | | "
+        print("| lowest − highest (paired) | | "
               + " | ".join(f"{two['diff'][k]:+.3f} ± {two['diff_se'][k]:.3f}" for k in ONESHOT_SETS) + " |")
 
 # ----------------------------------------------------------------------------- the commands
@@ -1195,7 +1196,8 @@ def hmc(out_dir='out/paths',          # results.json and PNGs go here (nuts.json
         max_iters=20000):             # most Adam steps per minimisation
     """Fig. 2 and 5b/c of paper 3 (App. G): GP accuracy of sub-networks, finite-width theory over N, U, kernels."""
     require(P >= 2 and P_test >= 1, f"need P >= 2 and P_test >= 1, got P={P}, P_test={P_test}")
-    require(denoise_head in DENOISE_HEADS, f"denoise_head must be one of {', '.join(DENOISE_HEADS)}, got {denoise_head!r}")
+    require(denoise_head in DENOISE_HEADS,
+            f"denoise_head must be one of {', '.join(DENOISE_HEADS)}, got {denoise_head!r}")
     require(T >= 2 and N0_feat >= 2, f"need T >= 2 and N0_feat >= 2, got T={T}, N0_feat={N0_feat}")
     require(len(widths) > 0 and min(widths) >= 1, f"widths must be positive, got {widths}")
     require(tau > 0, f"tau must be positive, got {tau}")
@@ -1245,7 +1247,8 @@ def nuts(out_dir='out/paths',         # nuts.json and paths_nuts_U.png go here (
     require(P >= 2 and P_test >= 1 and tau > 0, f"need P >= 2, P_test >= 1, tau > 0, got {P}, {P_test}, {tau}")
     if importlib.util.find_spec('pyro') is None:
         fail("bayes_paths.py nuts needs pyro-ppl (pip install pyro-ppl), an optional dependency")
-    require(denoise_head in DENOISE_HEADS, f"denoise_head must be one of {', '.join(DENOISE_HEADS)}, got {denoise_head!r}")
+    require(denoise_head in DENOISE_HEADS,
+            f"denoise_head must be one of {', '.join(DENOISE_HEADS)}, got {denoise_head!r}")
     net = 'good+denoise' if two_paths else 'all'
     d = hmc_setup(P, P_test, seed, T, N0_feat, sigma_par, sigma_perp, beta, denoise_head=denoise_head)
     res = nuts_check(d, net, N, tau, warmup, samples, max_tree_depth, seed, lr, tol, max_iters)
@@ -1267,7 +1270,8 @@ def oneshot(out_dir='out/paths-oneshot',   # results.json and PNGs go here
             qk_dim=128,               # G, the query-key dimension
             heads=4,                  # H, heads per layer
             layers=2,                 # L, attention layers
-            param='torch',            # 'torch': the authors' nn.Linear weights and init; 'ntk': N(0,1) times 1/sqrt(fan_in)
+            param='torch',            # 'torch': the authors' nn.Linear weights and init;
+                                      # 'ntk': N(0,1) times 1/sqrt(fan_in)
             gd_steps=4000,            # Adam steps of the gradient-descent model (paper: 41,250)
             gd_batch=128,             # fresh training episodes per step
             gd_lr=3e-4,               # Adam learning rate (the paper's)

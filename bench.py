@@ -40,8 +40,9 @@ FLOP convention (model.GPT.flops_per_token): matmul FLOPs of one training step, 
   - embeddings (gathers), norms, activations, softmax, rotary, the loss and the optimizer are not counted.
   The kernels do more than this count: flash attention recomputes S in its backward, and MixiT's matmul runs the
   whole T x T block although A is lower triangular, so both run about twice their counted attention work.
-MFU = achieved model FLOP/s / the device's peak: on a GPU its dense peak in the step's dtype (common.peak_flops), on a CPU the best of
-a few cpu_peak_n^3 matmuls in the dtype the step multiplies in (bf16, fp16 or fp32), measured at start-up.
+MFU = achieved model FLOP/s / the device's peak: on a GPU its dense peak in the step's dtype (common.peak_flops),
+on a CPU the best of a few cpu_peak_n^3 matmuls in the dtype the step multiplies in (bf16, fp16 or fp32),
+measured at start-up.
 --dtype=auto (the default) trains in bf16 on a GPU and, on a CPU, in bf16 only where the CPU multiplies bf16
 faster than fp32 (common.auto_cpu_dtype), as train.py does.
 On a CPU, `cpu share` is the CPU time the process got per wall-clock second and thread during the timed steps
@@ -426,10 +427,10 @@ if json_out:
     setup_info = dict(device=device, device_name=torch.cuda.get_device_name(device) if device_type == 'cuda' else
                       'cpu', threads=torch.get_num_threads(), dtype=dtype, compile=compile,
                       recompute_pointwise=recompute_pointwise if compile else None,
-                      fused_loss=fused_loss,
+                      fused_loss=fused_loss, rounds=rounds,
                       activation_memory_budget=activation_memory_budget if compile else None,
-                      **{k: config[k] for k in ('n_layer', 'n_head', 'n_embd')}, vocab_size=vocab_size, T=T, batch_size=batch_size,
-                      micro_batch_size=micro_batch_size, warmup=warmup, iters=iters, rounds=rounds,
+                      **{k: config[k] for k in ('n_layer', 'n_head', 'n_embd')}, vocab_size=vocab_size, T=T,
+                      batch_size=batch_size, micro_batch_size=micro_batch_size, warmup=warmup, iters=iters,
                       peak_flops=peak_flops, peak_source=peak_source, malloc_keeps_freed_memory=kept, data_ms=data_ms,
                       load_avg_start=load_start, load_avg_end=os.getloadavg(), process_peak_memory=process_peak,
                       torch=torch.__version__, argv=sys.argv[1:])

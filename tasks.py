@@ -591,7 +591,8 @@ def encoding_from_file(path):
     except FileNotFoundError:
         raise DataError(f"tokenizer file not found: {path}") from None
     except Exception as e:
-        raise DataError(f"{path} is not a .tiktoken file (base64 token and rank per line): {type(e).__name__}") from None
+        raise DataError(f"{path} is not a .tiktoken file (base64 token and rank per line): "
+                        f"{type(e).__name__}") from None
     if sorted(ranks.values()) != list(range(len(ranks))):
         raise DataError(f"{path}: token ranks are not 0..{len(ranks) - 1}")
     try:
@@ -1292,7 +1293,8 @@ def prepare_command(dataset: str,
     print(f"{out_dir or os.path.join(DATA_DIR, dataset)} ({meta['task']}, {meta['tokenizer']}, vocabulary "
           f"{meta['vocab_size']:,}):")
     for s, v in meta['splits'].items():
-        print(f"  {s:5s} {v['tokens']:>14,} tokens {v['documents']:>10,} {'documents' if meta['task'] == 'lm' else 'texts'}")
+        unit = 'documents' if meta['task'] == 'lm' else 'texts'
+        print(f"  {s:5s} {v['tokens']:>14,} tokens {v['documents']:>10,} {unit}")
 
 
 if __name__ == '__main__':

@@ -570,10 +570,11 @@ def results_table(which, results):
         for t, arch in keys:
             ours = [fmt_acc(acc_stats(results, task=t, arch=arch, model=m)) for m in MODELS]
             paper = PAPER_TABLE1.get(arch, {}).get(t) or PAPER_TABLE2.get(t, {}).get(arch) or ('-',) * 3
-            lines.append(f"| {t} | {ARCH_NAMES[arch]} | " + ' | '.join(ours) + ' | ' + ' | '.join(map(str, paper)) + ' |')
+            lines.append(f"| {t} | {ARCH_NAMES[arch]} | " + ' | '.join([*ours, *map(str, paper)]) + ' |')
     else:
         lines = ['| parametrization | d | m | sparse | random | full |', '|---|---|---|---|---|---|']
-        for param, d, m in sorted({(r['param'], r['d'], r['m']) for r in results.values()}, key=lambda k: (k[0] != 'mbar', k[1])):
+        settings = {(r['param'], r['d'], r['m']) for r in results.values()}
+        for param, d, m in sorted(settings, key=lambda k: (k[0] != 'mbar', k[1])):
             lines.append(f"| {'m = m̄' if param == 'mbar' else 'm = H·d'} | {d} | {m} | " +
                          ' | '.join(fmt_acc(acc_stats(results, param=param, d=d, model=mo)) for mo in MODELS) + ' |')
     return '\n'.join(lines)

@@ -2,7 +2,8 @@
 # torchrun --standalone --nproc_per_node=8 train.py config/dyck1_mixit.py
 # 512 sequences/iter = 64 micro-batch x 1 accum x 8 GPUs (1 GPU: the same batch, 8x the accumulation)
 # Hyperparameters: paper 1 Table 8 (the best found for MixiT, used for every variant here).
-# Table 7 grid searched per architecture: layers [2, 4, 8], width [512, 1024], heads [4, 8, 16, 64], lr [1e-3, 5e-4, 1e-4], batch [128, 256, 512].
+# Table 7 grid searched per architecture: layers [2, 4, 8], width [512, 1024], heads [4, 8, 16, 64],
+# lr [1e-3, 5e-4, 1e-4], batch [128, 256, 512].
 # Steps: not given by the paper; 20,000 here.
 
 task = 'dyck1'

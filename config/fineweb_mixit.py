@@ -5,7 +5,8 @@
 # 512 sequences/iter = 16 micro-batch x 4 accum x 8 GPUs (1 GPU: the same batch, 32x the accumulation)
 # 512 x 2048 block = 1,048,576 tokens/iter x 40,000 iters = 42B tokens
 # Hyperparameters: paper 1 Table 8 (the best found for MixiT, used for every variant here).
-# Table 7 grid searched per architecture: layers [8, 12], width [512, 1024], heads [4, 8, 16], lr [1e-3, 5e-4, 1e-4], batch [256, 512, 1024].
+# Table 7 grid searched per architecture: layers [8, 12], width [512, 1024], heads [4, 8, 16],
+# lr [1e-3, 5e-4, 1e-4], batch [256, 512, 1024].
 # Steps: 40,000 (paper 1, App. C). Warmup: not given by the paper; 1,000 here. Evaluation in micro-batches of 16
 # windows, the training shape, so that the compiled graph is the same (16 x 2048 rows of 50,304 logits at a time).
 

@@ -2,7 +2,8 @@
 # torchrun --standalone --nproc_per_node=8 train.py config/khop_standard.py
 # 128 sequences/iter = 16 micro-batch x 1 accum x 8 GPUs (1 GPU: the same batch, 8x the accumulation)
 # Hyperparameters: paper 1 Table 8 (the best found for MixiT, used for every variant here).
-# Table 7 grid searched per architecture: layers [5], width [256, 512, 1024], heads [8], lr [1e-4, 5e-4], batch [128, 256].
+# Table 7 grid searched per architecture: layers [5], width [256, 512, 1024], heads [8],
+# lr [1e-4, 5e-4], batch [128, 256].
 # Steps: 5,000 (paper 1, App. C).
 
 task = 'khop'

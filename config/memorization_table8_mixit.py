@@ -5,7 +5,8 @@
 # 10,000 steps (paper 1, App. C) = 2.56M sequences, about 10 passes over the 262,144 keys.
 # Weight decay 1e-4 and a cosine schedule after 500 warm-up steps as the authors' memorization script (here to 0);
 # biases on and MixiT's position embedding of length 3 as in Table 4 (docs/deviations.md#memorization-training).
-# Table 7 grid searched per architecture: layers [2, 4, 8], width [512, 1024], heads [4, 8, 16, 64], lr [1e-3, 5e-4, 1e-4], batch [256, 512, 1024].
+# Table 7 grid searched per architecture: layers [2, 4, 8], width [512, 1024], heads [4, 8, 16, 64],
+# lr [1e-3, 5e-4, 1e-4], batch [256, 512, 1024].
 
 task = 'memorization'
 variant = 'mixit'

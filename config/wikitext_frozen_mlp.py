@@ -4,7 +4,8 @@
 # 512 sequences/iter = 64 micro-batch x 1 accum x 8 GPUs (1 GPU: the same batch, 8x the accumulation)
 # 512 x 256 block = 131,072 tokens/iter x 40,000 iters = 5.2B tokens (~45 passes over Wikitext-103's ~117M)
 # Hyperparameters: paper 1 Table 8 (the best found for MixiT, used for every variant here).
-# Table 7 grid searched per architecture: layers [8, 12], width [512, 1024], heads [4, 8, 16], lr [1e-3, 5e-4, 1e-4], batch [256, 512, 1024].
+# Table 7 grid searched per architecture: layers [8, 12], width [512, 1024], heads [4, 8, 16],
+# lr [1e-3, 5e-4, 1e-4], batch [256, 512, 1024].
 # Steps: 40,000 (paper 1, App. C). Warmup: not given by the paper; 1,000 here.
 
 task = 'lm'

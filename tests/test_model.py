@@ -294,14 +294,15 @@ def test_plain_block_is_the_llama_block_written_out():
     x = rms(h, W['transformer.h.0.ln_1.weight'])
     heads = lambda w: (x @ w.T).view(3, T, H, d).transpose(1, 2)
     cos, sin = gpt.rope_cos[:T].double(), gpt.rope_sin[:T].double()
-    rot = lambda z: torch.cat((z[..., :d // 2] * cos - z[..., d // 2:] * sin, z[..., :d // 2] * sin + z[..., d // 2:] * cos), -1)
+    half = lambda z: (z[..., :d // 2], z[..., d // 2:])
+    rot = lambda z: torch.cat((half(z)[0] * cos - half(z)[1] * sin, half(z)[0] * sin + half(z)[1] * cos), -1)
     q, k = rot(heads(W['transformer.h.0.attn.c_q.weight'])), rot(heads(W['transformer.h.0.attn.c_k.weight']))
     S = (q @ k.transpose(-1, -2) / d ** 0.5).masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), float('-inf'))
     y = (S.softmax(-1) @ heads(W['transformer.h.0.attn.c_v.weight'])).transpose(1, 2).reshape(3, T, n)
     h1 = h + y @ W['transformer.h.0.attn.c_proj.weight'].T
     x = rms(h1, W['transformer.h.0.ln_2.weight'])
-    f = (torch.nn.functional.silu(x @ W['transformer.h.0.mlp.c_gate.weight'].T) * (x @ W['transformer.h.0.mlp.c_up.weight'].T)
-         ) @ W['transformer.h.0.mlp.c_proj.weight'].T
+    gate, up = x @ W['transformer.h.0.mlp.c_gate.weight'].T, x @ W['transformer.h.0.mlp.c_up.weight'].T
+    f = (torch.nn.functional.silu(gate) * up) @ W['transformer.h.0.mlp.c_proj.weight'].T
     assert torch.allclose(blk(h, (cos, sin)), h1 + f, rtol=1e-12, atol=1e-12)
     std = torch.cat([W[f'transformer.h.{l}.mlp.c_proj.weight'].flatten() for l in range(L)]).std().item()
     assert abs(std - 0.02 / (2 * L) ** 0.5) < 0.002

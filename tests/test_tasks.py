@@ -186,7 +186,8 @@ def test_memorization_scores_training_set():
     assert tasks.make_task('dyck1', n_test=4).capacity(1.0, 100) == {}
 
 
-@pytest.mark.parametrize('name, kw', [('retrieval', dict(vocab_size=32, m_max=4)), ('dyck1', dict(min_len=4, max_len=20)),
+@pytest.mark.parametrize('name, kw', [('retrieval', dict(vocab_size=32, m_max=4)),
+                                      ('dyck1', dict(min_len=4, max_len=20)),
                                       ('decimal_addition', dict(n_digits=3)), ('khop', dict(k=1, length=10))])
 def test_test_set_fixed_and_never_trained_on(name, kw):
     a, b = tasks.make_task(name, seed=3, **kw), tasks.make_task(name, seed=3, **kw)

@@ -68,7 +68,8 @@ def bpe_encoding(text, n_merges=80):
 def dump_tiktoken_bpe(ranks, path):
     """The .tiktoken format: base64(token bytes) and rank per line (tiktoken's own writer needs blobfile)."""
     with open(path, 'wb') as f:
-        f.writelines(base64.b64encode(token) + b' %d\n' % rank for token, rank in sorted(ranks.items(), key=lambda kv: kv[1]))
+        for token, rank in sorted(ranks.items(), key=lambda kv: kv[1]):
+            f.write(base64.b64encode(token) + b' %d\n' % rank)
 
 
 @pytest.fixture(scope='module')
@@ -173,7 +174,9 @@ def test_lm_windows(lm_data):
     ids = compact.token_ids
     assert compact.vocab_size == len(ids) < task.vocab_size
     cx, cy = compact.test
-    assert (cy >= 0).sum() == (y >= 0).sum() and (ids[cx[y >= 0]] == x[y >= 0]).all() and (ids[cy[y >= 0]] == y[y >= 0]).all()
+    scored = y >= 0
+    assert (cy >= 0).sum() == scored.sum()
+    assert (ids[cx[scored]] == x[scored]).all() and (ids[cy[scored]] == y[scored]).all()
 
 
 def run_script(script, args, monkeypatch):
@@ -240,8 +243,8 @@ def test_shakespeare_char_prepare_train_sample(tmp_path, monkeypatch, capsys):
     text = generated_text(3, n_lines=1500).replace(' = ', '\nROMEO:\n')
     (tmp_path / 'input.txt').write_text(text, encoding='utf-8')
     data, out = str(tmp_path / 'data'), str(tmp_path / 'out')
-    run_command(dict(prepare=tasks.prepare_command), ['prepare', 'shakespeare_char', f'--input={tmp_path / "input.txt"}',
-                                                      f'--out_dir={data}'])
+    run_command(dict(prepare=tasks.prepare_command),
+                ['prepare', 'shakespeare_char', f'--input={tmp_path / "input.txt"}', f'--out_dir={data}'])
     meta = json.load(open(os.path.join(data, 'meta.json')))
     assert meta['tokenizer'] == 'char' and meta['chars'] == ''.join(sorted(set(text)))
     assert meta['vocab_size'] == len(set(text)) + 1 and meta['eot'] == len(set(text))

@@ -1,5 +1,5 @@
-"""train.py end to end on CPU (and a tiny model learning a tiny task): resuming reproduces an uninterrupted run's losses,
-and two gloo processes under torchrun log the same losses as one process with the same global batch."""
+"""train.py end to end on CPU (and a tiny model learning a tiny task): resuming reproduces an uninterrupted run's
+losses, and two gloo processes under torchrun log the same losses as one process with the same global batch."""
 
 import json
 import os

@@ -7,8 +7,8 @@
 task = 'decimal_addition'
 decimal_addition_n_digits = 5
 variant = 'frozen_qk'
-qk_init_std = 0.02 * (1024 / 128) ** 0.5   # the paper's frozen score scale at width 128 (docs/deviations.md#frozen-qk-score-scale);
-                                           # with 0.02: 40.1% per digit at 1,000 steps
+qk_init_std = 0.02 * (1024 / 128) ** 0.5   # the paper's frozen score scale at width 128 (with 0.02: 40.1% per
+                                           # digit at 1,000 steps; docs/deviations.md#frozen-qk-score-scale)
 n_layer = 2
 n_embd = 128
 n_head = 8

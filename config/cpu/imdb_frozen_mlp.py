@@ -1,5 +1,5 @@
 # Sentiment on whole IMDb reviews (paper 1, Table 3 classifies whole Yelp-polarity reviews) at CPU scale,
-# variant frozen_mlp, set up as the authors' classifier (trainer_classifier.py; docs/deviations.md#sentiment-classifier):
+# variant frozen_mlp, as the authors' classifier (trainer_classifier.py; docs/deviations.md#sentiment-classifier):
 # <|endoftext|> then the review's first 255 tokens, right-padded to 256 with a pad token whose embedding stays
 # zero; causal attention, as their softmax classifier ran; a 2-way head on the last review token.
 # python tasks.py prepare imdb --task=sentiment --input=path/to/imdb --tokenizer=path/to/gpt2.tiktoken
@@ -17,7 +17,7 @@ sentiment_label = 'class'
 sentiment_bos = True
 n_test = 2000
 variant = 'frozen_mlp'
-causal = True                   # the authors' softmax classifier attends causally (docs/deviations.md#sentiment-classifier)
+causal = True                   # as the authors' softmax classifier ran (docs/deviations.md#sentiment-classifier)
 bias = True
 base_width = 1                  # the classifier leaves base_hidden_size at 1 (mixit_block='code' only)
 n_layer = 4

@@ -1,5 +1,5 @@
 # Sentiment on whole IMDb reviews (paper 1, Table 3 classifies whole Yelp-polarity reviews) at CPU scale,
-# variant mixit, set up as the authors' classifier (trainer_classifier.py; docs/deviations.md#sentiment-classifier):
+# variant mixit, as the authors' classifier (trainer_classifier.py; docs/deviations.md#sentiment-classifier):
 # <|endoftext|> then the review's first 255 tokens, right-padded to 256 with a pad token whose embedding stays
 # zero; non-causal attention / mixing over all 256 positions, pads included; a 2-way head on the last review token.
 # python tasks.py prepare imdb --task=sentiment --input=path/to/imdb --tokenizer=path/to/gpt2.tiktoken

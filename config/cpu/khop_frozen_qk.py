@@ -10,7 +10,8 @@ khop_max_k = 2
 khop_length = 32
 n_test = 300                # test sequences (the paper: 100), about 100 per k
 variant = 'frozen_qk'
-qk_init_std = 0.02 * (1024 / 64) ** 0.5    # the paper's frozen score scale at width 64 (docs/deviations.md#frozen-qk-score-scale)
+qk_init_std = 0.02 * (1024 / 64) ** 0.5    # the paper's frozen score scale at width 64
+                                           # (docs/deviations.md#frozen-qk-score-scale)
 n_layer = 3
 n_embd = 64
 n_head = 4

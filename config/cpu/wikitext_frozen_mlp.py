@@ -1,4 +1,5 @@
-# WikiText-2 language modeling at CPU size, variant frozen_mlp (paper 1 Table 2; full size: config/wikitext_frozen_mlp.py).
+# WikiText-2 language modeling at CPU size, variant frozen_mlp (paper 1 Table 2;
+# full size: config/wikitext_frozen_mlp.py).
 # Data, offline, once (training text: WikiText-2 validation, 258,660 GPT-2 tokens; test: WikiText-2 test, 295,878):
 #   python tasks.py prepare wikitext2 --input=path/to/wikitext-2/wiki.valid.tokens \
 #       --test_input=path/to/wikitext-2/wiki.test.tokens --tokenizer=path/to/gpt2.tiktoken
@@ -7,8 +8,10 @@
 # ~6 min of one core. compact_vocab: the 18,012 GPT-2 ids that occur, relabelled, so the output layer is 18,012-way.
 # Evaluation during training: the first 600 test windows (76,800 tokens, to save CPU); the whole test split
 # (295,877 predicted tokens, ~70 s of one core) for the final checkpoint, in a copy of the run:
-#   mkdir -p out/cpu/wikitext_frozen_mlp_test && cp out/cpu/wikitext_frozen_mlp/ckpt.pt out/cpu/wikitext_frozen_mlp_test/
-#   python train.py config/cpu/wikitext_frozen_mlp.py --n_test=0 --init_from=resume --out_dir=out/cpu/wikitext_frozen_mlp_test
+#   mkdir -p out/cpu/wikitext_frozen_mlp_test
+#   cp out/cpu/wikitext_frozen_mlp/ckpt.pt out/cpu/wikitext_frozen_mlp_test/
+#   python train.py config/cpu/wikitext_frozen_mlp.py --n_test=0 --init_from=resume \
+#       --out_dir=out/cpu/wikitext_frozen_mlp_test
 out_dir = 'out/cpu/wikitext_frozen_mlp'
 task = 'lm'
 lm_data_dir = 'data/wikitext2'

@@ -17,7 +17,7 @@ sentiment_label = 'class'
 sentiment_bos = True
 n_test = 4000
 variant = 'frozen_mlp'
-causal = True                   # the authors' softmax classifier attends causally (docs/deviations.md#sentiment-classifier)
+causal = True                   # as the authors' softmax classifier ran (docs/deviations.md#sentiment-classifier)
 bias = True
 base_width = 1                  # the classifier leaves base_hidden_size at 1 (mixit_block='code' only)
 n_layer = 4

@@ -10,8 +10,9 @@
 #   bash results/gpu/run.sh ddp       # two processes sharing the GPU (gloo) against one, same global batch
 #   bash results/gpu/run.sh bench     # bench.py, the four variants beside Hugging Face's Llama, the output layer's
 #                                     #   softmax eager against compiled; a bf16 matmul
-#   bash results/gpu/run.sh all       # every stage in one call (<= 9.5 minutes): tests, mixit, standard and ddp side
-#                                     #   by side, each stopped at A_S seconds (default 270), then bench alone (B_S, 290)
+#   bash results/gpu/run.sh all       # every stage in one call (<= 9.5 minutes): tests, mixit, standard and ddp
+#                                     #   side by side, each stopped at A_S seconds (default 270), then bench alone
+#                                     #   (B_S, 290)
 #
 # Every stage writes its logs into LOGS (default out/gpu/<stage>) and, where $OUT is set (the device tool's
 # output folder), packs them into $OUT/<stage>.tar.gz. ITERS (default 120) is the LM stages' length, BATCH
@@ -34,7 +35,11 @@ MICRO=${MICRO:-16}
 SHARED=${SHARED:-../shared/data}
 DATA=data/gpu_lm
 mkdir -p "$LOGS"
-pack() { if [ -n "${OUT:-}" ]; then mkdir -p "$OUT" && tar -czf "$OUT/$stage.tar.gz" -C "$(dirname "$LOGS")" "$(basename "$LOGS")"; fi; }
+pack() {
+    if [ -n "${OUT:-}" ]; then
+        mkdir -p "$OUT" && tar -czf "$OUT/$stage.tar.gz" -C "$(dirname "$LOGS")" "$(basename "$LOGS")"
+    fi
+}
 trap pack EXIT
 describe_machine > "$LOGS/machine.txt"
 
@@ -46,9 +51,10 @@ lm() {   # lm CONFIG OUT_DIR [flags...]: config/fineweb_*.py on the carried toke
         --n_test=64 --log_interval=1 ${EXTRA:-} "$@"
 }
 
-same_losses() {   # same_losses A B FROM REL: train_log.jsonl losses of runs A and B agree from iteration FROM on, to REL,
-                  # or at FROM to the drift the runs already had over the 5 iterations before it (a GPU's kernels are
-                  # not bitwise deterministic: two uninterrupted bf16 runs drift apart within a few iterations)
+same_losses() {   # same_losses A B FROM REL: train_log.jsonl losses of runs A and B agree from iteration FROM on,
+                  # to REL, or at FROM to the drift the runs already had over the 5 iterations before it (a GPU's
+                  # kernels are not bitwise deterministic: two uninterrupted bf16 runs drift apart within a few
+                  # iterations)
     python - "$@" <<'EOF'
 import json, sys
 a, b, start, rel = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
@@ -118,7 +124,8 @@ for _ in range(20):
     a @ b
 end.record()
 torch.cuda.synchronize()
-print(f"{torch.cuda.get_device_name()}: bf16 {n}^3 matmul {2 * n ** 3 * 20 / (start.elapsed_time(end) / 1e3) / 1e12:.0f} TFLOP/s")
+tflops = 2 * n ** 3 * 20 / (start.elapsed_time(end) / 1e3) / 1e12
+print(f"{torch.cuda.get_device_name()}: bf16 {n}^3 matmul {tflops:.0f} TFLOP/s")
 EOF
     python bench.py config/fineweb_mixit.py --device=cuda --variants=standard,frozen_qk,frozen_mlp,mixit \
         --against=hf --batch_size=16 --json_out="$LOGS/bench.json" \

@@ -94,10 +94,9 @@ def dyck1_table(rs):
         f, bd = r['final'], r['breakdown']
         by_len = {row['length']: row for row in bd['rows']} if bd else {}
         trained = [row for row in (bd['rows'] if bd else []) if row['length'] in ('11-20', '21-30', '31-40')]
-        tr_acc = sum(row['acc'] * row['strings'] for row in trained) / max(sum(row['strings'] for row in trained), 1) \
-            if trained else None
-        tr_cnt = sum(row['counting'] * row['strings'] for row in trained) / max(sum(row['strings'] for row in trained), 1) \
-            if trained else None
+        n_trained = max(sum(row['strings'] for row in trained), 1)
+        tr_acc = sum(row['acc'] * row['strings'] for row in trained) / n_trained if trained else None
+        tr_cnt = sum(row['counting'] * row['strings'] for row in trained) / n_trained if trained else None
         rows.append([r['name'], f['iter'], pct(f['val_acc']), pct(by_len.get('all', {}).get('counting')),
                      pct(tr_acc), pct(tr_cnt), f"{PAPER['dyck1'][r['variant']]:.2f}"])
     return table(['run', 'steps', 'test acc %', 'counting baseline %', 'acc, lengths 11-40 %',

@@ -67,7 +67,7 @@ if __name__ == '__main__':
     for (name, dims), (calls, seconds) in self_times(trace['traceEvents']).items():
         totals[next(group for group, test in GROUPS if test(name, dims, args.vocab_size))] += seconds
     step = sum(totals.values())
-    print(f"| group | seconds | share |\n|---|---|---|")
+    print("| group | seconds | share |\n|---|---|---|")
     for group, _ in GROUPS:
         print(f"| {group} | {totals[group]:.2f} | {100 * totals[group] / step:.1f}% |")
     print(f"| all aten ops and compiled graphs | {step:.2f} | 100% |")

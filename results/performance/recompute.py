@@ -35,7 +35,7 @@ T = int(sys.argv[1]) if len(sys.argv) > 1 else 1024
 B, FLASH = 8, 'aten::_scaled_dot_product_flash_attention_for_cpu'
 
 print(f"B {B}, T {T}, bf16 autocast, {torch.get_num_threads()} threads")
-print(f"| setting | matmuls | attention forwards | memory the step adds | step |\n|---|---|---|---|---|")
+print("| setting | matmuls | attention forwards | memory the step adds | step |\n|---|---|---|---|---|")
 for name, settings in SETTINGS.items():
     torch._dynamo.reset()
     gc.collect()

@@ -23,6 +23,7 @@ if ! git -C "$SRC" apply --reverse --check "$HERE/patch.diff" 2>/dev/null; then
     git -C "$SRC" apply "$HERE/patch.diff"
 fi
 
+VERSIONS='import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__)'
 run() {   # run NAME SCRIPT ARGS...: one run of their SCRIPT, from their checkout, one thread
     local name=$1 out=$HERE/$1
     shift
@@ -30,7 +31,7 @@ run() {   # run NAME SCRIPT ARGS...: one run of their SCRIPT, from their checkou
     lscpu | grep 'Model name' | sed 's/  */ /g' > "$out/machine.txt"
     {
         echo "# their code: princeton-pli/MixiT 22ce029 + results/paper1/authors/patch.diff, run by run.sh $name"
-        echo "# $(cat "$out/machine.txt"); $("$PY" -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__)')"
+        echo "# $(cat "$out/machine.txt"); $("$PY" -c "$VERSIONS")"
         echo "cd MixiT && OMP_NUM_THREADS=1 WANDB_MODE=disabled MIXIT_LOG_JSONL=log.jsonl python $(printf '%q ' "$@")"
     } > "$out/command.sh"
     echo "== $name: $(date -u +%H:%M:%S)"
@@ -45,11 +46,11 @@ run() {   # run NAME SCRIPT ARGS...: one run of their SCRIPT, from their checkou
 # 255 GPT-2 tokens, right-padded to 256 with a pad of its own; test = the same 2,000 test reviews.
 IMDB=$WORK/imdb_256.npz
 imdb_args() {
-    echo trainer_classifier.py --task=imdb_local --local_data="$IMDB" --output_dir="$WORK/$1" --model_name_or_path=llama \
-        --max_seq_len=256 --n_embd=128 --n_head=4 --n_layer=4 --activation_cminus=-1 --max_steps=300 --warmup_steps=50 \
-        --learning_rate=2e-3 --weight_decay=0.01 --adam_beta2=0.999 --per_device_train_batch_size=32 \
-        --per_device_eval_batch_size=64 --eval_steps=100 --logging_steps=25 --seed=1 --save_strategy=no \
-        --report_to=none --use_cpu=True
+    echo trainer_classifier.py --task=imdb_local --local_data="$IMDB" --output_dir="$WORK/$1" \
+        --model_name_or_path=llama --max_seq_len=256 --n_embd=128 --n_head=4 --n_layer=4 --activation_cminus=-1 \
+        --max_steps=300 --warmup_steps=50 --learning_rate=2e-3 --weight_decay=0.01 --adam_beta2=0.999 \
+        --per_device_train_batch_size=32 --per_device_eval_batch_size=64 --eval_steps=100 --logging_steps=25 --seed=1 \
+        --save_strategy=no --report_to=none --use_cpu=True
 }
 imdb() {   # imdb NAME SHAPED_ATTENTION
     [ -f "$IMDB" ] || (cd "$ROOT" && OMP_NUM_THREADS=1 "$OURPY" "$HERE/export_imdb.py" "$IMDB")
@@ -121,8 +122,8 @@ one() {
         dyck1_mixit) run "$1" $(algo_args dyckstream_20 64 1500 250) ;;
         memorization_*) mem "$1" ;;
         imdb_mixit_2|imdb_mixit_3) run "$1" $(imdb_args "$1") --shaped_attention=mixing --seed="${1##*_}" ;;
-        imdb_mixit_1200steps_1) run "$1" $(imdb_args "$1") --shaped_attention=mixing --max_steps=1200 --warmup_steps=200 \
-            --eval_steps=300 ;;
+        imdb_mixit_1200steps_1) run "$1" $(imdb_args "$1") --shaped_attention=mixing --max_steps=1200 \
+            --warmup_steps=200 --eval_steps=300 ;;
         *) echo "unknown run $1"; exit 2 ;;
     esac
 }

@@ -580,6 +580,8 @@ def test_data_files_are_checked_against_meta(tmp_path, byte_tokenizer, monkeypat
      "khop_qk's settings are std0.028, lr5e-4, width1024 (got 'width2048')"),
     ('memorization', {'MPS': 'yes'}, "MPS is 0 or 1 (got 'yes')"),
     ('addition', {'JOBS': '0'}, "JOBS must be a positive whole number (got '0')"),
+    ('khop', {'TAG': '_lr 5e-4'}, "TAG may hold letters, digits, '.', '_' and '-' only (got '_lr 5e-4')"),
+    ('universal_a', {'TAG': '_x'}, "TAG names train.py runs; universal_a's universal.py runs are named by UFLAGS"),
 ])
 def test_paper_sh_names_a_stage_or_setting_it_lacks(stage, env, message, tmp_path):
     """The GPU stages' script rejects a stage or a setting it does not have before it starts any run."""

@@ -244,3 +244,35 @@ def test_paper_stage_runs_jobs_at_a_time_through_a_running_mps_daemon(tmp_path):
         assert (run / 'exit_code').read_text().strip() == '0'
         assert (run / 'machine.txt').read_text().splitlines()[-1] == 'CUDA MPS: on'
     assert (second / 'command.sh').stat().st_mtime >= (first / 'exit_code').stat().st_mtime
+
+
+def test_paper_stage_continues_a_stopped_run_and_leaves_a_finished_one(tmp_path):
+    """paper.sh across calls: a run its budget stopped (exit code 124) goes on from its checkpoint when the stage is
+    called again, its log continuing the first call's; a run finished by the same command under DONE is not made
+    again; TAG ends the run's name."""
+    logs, done = tmp_path / 'logs', tmp_path / 'done'
+    env = dict(os.environ, LOGS=str(logs), DONE=str(done), RUNS=str(tmp_path / 'runs'), DEVICE='cpu', TIME_S='15',
+               VARIANTS='standard', TAG='_tiny', PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ['PATH'],
+               EXTRA='--memorization_n_keys=16 --max_iters=1000000 --eval_interval=50 --n_layer=1 --n_embd=16 '
+                     '--batch_size=32 --micro_batch_size=32 --compile=False --dtype=float32')
+    stage = lambda: subprocess.run(['bash', 'results/gpu/paper.sh', 'memorization'], cwd=ROOT, env=env, check=True,
+                                   capture_output=True, text=True).stdout
+    run = logs / 'paper1' / 'paper' / 'memorization_standard_tiny'
+    iters = lambda: [json.loads(line)['iter'] for line in (run / 'log.jsonl').read_text().splitlines()]
+    stage()
+    assert (run / 'exit_code').read_text().strip() == '124'
+    first = iters()
+    stage()
+    assert (run / 'exit_code').read_text().strip() == '124'
+    second = iters()
+    assert len(first) >= 2 and second[:len(first)] == first and second[-1] > first[-1]
+    assert (run / 'stdout.txt').read_text().count('stopped by SIGTERM') == 2       # both calls' output, kept
+    command = (run / 'command.sh').read_text()
+    assert '--overwrite=True' in command and '--init_from' not in command     # the command that a rerun matches
+
+    finished = done / 'paper1' / 'paper' / 'memorization_standard_tiny'
+    finished.mkdir(parents=True)
+    (finished / 'command.sh').write_text(command)
+    (finished / 'exit_code').write_text('0\n')
+    assert 'memorization_standard_tiny: finished, in ' + str(finished) in stage()
+    assert iters() == second and (run / 'exit_code').read_text().strip() == '124'

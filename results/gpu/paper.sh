@@ -55,7 +55,9 @@
 # chooses a subset of a stage's variants (sentiment, depth, depth16, addition, memorization, khop, lm; addition's
 # MixiT with 256 heads is mixit_256; khop_qk's settings std0.028, lr5e-4, width1024), SEEDS of its seeds
 # (sentiment, khop, khop_qk), LAYERS the depths of depth and depth16, e.g. SEEDS=1 VARIANTS="standard mixit",
-# LAYERS=2 VARIANTS=mixit DEPTH_ITERS=40000 (the authors' whole schedule).
+# LAYERS=2 VARIANTS=mixit DEPTH_ITERS=40000 (the authors' whole schedule). TAG (letters, digits, '.', '_', '-')
+# ends every train.py run's name, so that runs that EXTRA changes land beside the stage's own when unpacked rather
+# than over them, e.g. TAG=_20000steps EXTRA="--max_iters=20000" bash results/gpu/paper.sh memorization.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source results/gpu/common.sh
@@ -73,6 +75,15 @@ if [ "$MPS" != 0 ] && [ "$MPS" != 1 ]; then
 fi
 if [ -n "${JOBS:-}" ] && ! [[ $JOBS =~ ^[1-9][0-9]*$ ]]; then
     echo "error: JOBS must be a positive whole number (got '$JOBS')" >&2
+    exit 2
+fi
+TAG=${TAG:-}
+if ! [[ $TAG =~ ^[A-Za-z0-9._-]*$ ]]; then
+    echo "error: TAG may hold letters, digits, '.', '_' and '-' only (got '$TAG')" >&2
+    exit 2
+fi
+if [ -n "$TAG" ] && [[ $stage == universal_* || $stage == appf ]]; then
+    echo "error: TAG names train.py runs; $stage's universal.py runs are named by UFLAGS" >&2
     exit 2
 fi
 LOGS=${LOGS:-out/gpu/paper/$stage}
@@ -109,7 +120,8 @@ run() {   # run PAPER NAME CONFIG [flags...]: one train.py run in the background
           # run finished by the same command (under DONE, or on this machine by an earlier call) is left as it is;
           # one the budget stopped on this machine continues from its checkpoint (train.py --init_from=resume; its
           # log and stdout go on)
-    local name=$2 res=$LOGS/$1/paper/$2 out=$RUNS/$2 done=$DONE/$1/paper/$2; shift 2
+    local name=$2$TAG
+    local res=$LOGS/$1/paper/$name out=$RUNS/$name done=$DONE/$1/paper/$name; shift 2
     local cmd=(python train.py "$@" --device="$DEVICE" --out_dir="$out" --overwrite=True ${EXTRA:-})
     local line go=("${cmd[@]}") append= dir
     line=$(printf '%q ' "${cmd[@]}" | sed 's/ $//')

@@ -249,19 +249,22 @@ def test_paper_stage_runs_jobs_at_a_time_through_a_running_mps_daemon(tmp_path):
 def test_paper_stage_continues_a_stopped_run_and_leaves_a_finished_one(tmp_path):
     """paper.sh across calls: a run its budget stopped (exit code 124) goes on from its checkpoint when the stage is
     called again, its log continuing the first call's; a run finished by the same command under DONE is not made
-    again; TAG ends the run's name."""
+    again; TAG ends the run's name; DRY=1 says which of these a call would do, and does nothing."""
     logs, done = tmp_path / 'logs', tmp_path / 'done'
     env = dict(os.environ, LOGS=str(logs), DONE=str(done), RUNS=str(tmp_path / 'runs'), DEVICE='cpu', TIME_S='15',
                VARIANTS='standard', TAG='_tiny', PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ['PATH'],
                EXTRA='--memorization_n_keys=16 --max_iters=1000000 --eval_interval=50 --n_layer=1 --n_embd=16 '
                      '--batch_size=32 --micro_batch_size=32 --compile=False --dtype=float32')
-    stage = lambda: subprocess.run(['bash', 'results/gpu/paper.sh', 'memorization'], cwd=ROOT, env=env, check=True,
-                                   capture_output=True, text=True).stdout
+    stage = lambda dry='0': subprocess.run(['bash', 'results/gpu/paper.sh', 'memorization'], cwd=ROOT,
+                                           env=dict(env, DRY=dry), check=True, capture_output=True, text=True).stdout
     run = logs / 'paper1' / 'paper' / 'memorization_standard_tiny'
     iters = lambda: [json.loads(line)['iter'] for line in (run / 'log.jsonl').read_text().splitlines()]
+    assert stage(dry='1').startswith('memorization_standard_tiny: runs: python train.py ')
+    assert not logs.exists() and not (tmp_path / 'runs').exists()
     stage()
     assert (run / 'exit_code').read_text().strip() == '124'
     first = iters()
+    assert stage(dry='1').startswith('memorization_standard_tiny: continues: python train.py ')
     stage()
     assert (run / 'exit_code').read_text().strip() == '124'
     second = iters()
@@ -274,5 +277,6 @@ def test_paper_stage_continues_a_stopped_run_and_leaves_a_finished_one(tmp_path)
     finished.mkdir(parents=True)
     (finished / 'command.sh').write_text(command)
     (finished / 'exit_code').write_text('0\n')
+    assert 'memorization_standard_tiny: finished, in ' + str(finished) in stage(dry='1')
     assert 'memorization_standard_tiny: finished, in ' + str(finished) in stage()
     assert iters() == second and (run / 'exit_code').read_text().strip() == '124'

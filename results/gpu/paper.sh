@@ -48,6 +48,8 @@
 # stage takes up to TIME_S times the runs over JOBS, rounded up; paper 2's universal.py calls: 3 per row, 6 for
 # appf, all within TIME_S).
 # The runs' out_dirs (checkpoints) are RUNS/<run> (RUNS: out/gpu/paper/runs; paper 2's RUNS/<stage>/).
+# DRY=1 makes nothing: it prints each train.py run's name, whether it would run, continue or is finished, and its
+# command (the universal stages: their universal.py commands), to see what a call would do before making it.
 # DEVICE (default cuda) and EXTRA (flags appended to every train.py run) make a CPU rehearsal of the logic:
 #   DEVICE=cpu TIME_S=60 EXTRA="--max_iters=4 --eval_interval=2 --n_layer=1 --n_embd=32 --n_head=2 --batch_size=8
 #   --micro_batch_size=8 --n_test=16 --compile=False --dtype=float32" bash results/gpu/paper.sh khop
@@ -69,10 +71,13 @@ if [[ " $STAGES " != *" $stage "* ]]; then
 fi
 TIME_S=${TIME_S:-480}
 MPS=${MPS:-0}
-if [ "$MPS" != 0 ] && [ "$MPS" != 1 ]; then
-    echo "error: MPS is 0 or 1 (got '$MPS')" >&2
-    exit 2
-fi
+DRY=${DRY:-0}
+for name in MPS DRY; do
+    if [ "${!name}" != 0 ] && [ "${!name}" != 1 ]; then
+        echo "error: $name is 0 or 1 (got '${!name}')" >&2
+        exit 2
+    fi
+done
 if [ -n "${JOBS:-}" ] && ! [[ $JOBS =~ ^[1-9][0-9]*$ ]]; then
     echo "error: JOBS must be a positive whole number (got '$JOBS')" >&2
     exit 2
@@ -94,22 +99,24 @@ RUNS=${RUNS:-out/gpu/paper/runs}
 DONE=${DONE:-results}
 UNIVERSAL=$RUNS/$stage
 MACHINE=$LOGS/machine.txt
-mkdir -p "$LOGS"
-describe_machine > "$MACHINE"
-if [ "$MPS" = 1 ]; then
-    mps_start out/gpu/paper/mps || true
-fi
-if mps_running; then
-    echo "CUDA MPS: on" >> "$MACHINE"
-    if [ "$MPS" = 0 ]; then
-        echo "note: a CUDA MPS daemon is running, and the runs go through it (echo quit | nvidia-cuda-mps-control)" >&2
+if [ "$DRY" = 0 ]; then
+    mkdir -p "$LOGS"
+    describe_machine > "$MACHINE"
+    if [ "$MPS" = 1 ]; then
+        mps_start out/gpu/paper/mps || true
     fi
-else
-    echo "CUDA MPS: off" >> "$MACHINE"
+    if mps_running; then
+        echo "CUDA MPS: on" >> "$MACHINE"
+        if [ "$MPS" = 0 ]; then
+            echo "note: a CUDA MPS daemon is running; the runs go through it (echo quit | nvidia-cuda-mps-control)" >&2
+        fi
+    else
+        echo "CUDA MPS: off" >> "$MACHINE"
+    fi
 fi
 
 pack() {   # the stage's run folders so far into $OUT/<stage>.tar.gz (one packer at a time)
-    if [ -n "${OUT:-}" ]; then
+    if [ -n "${OUT:-}" ] && [ "$DRY" = 0 ]; then
         mkdir -p "$OUT"
         flock "$LOGS/.pack" tar -czf "$OUT/$stage.tar.gz.tmp" -C "$LOGS" $(cd "$LOGS" && ls -d paper?) &&
             mv "$OUT/$stage.tar.gz.tmp" "$OUT/$stage.tar.gz"
@@ -135,6 +142,10 @@ run() {   # run PAPER NAME CONFIG [flags...]: one train.py run in the background
         [ -f "$out/ckpt.pt" ]; then
         go=("${cmd[@]/--overwrite=True/--init_from=resume}") append=1
     fi
+    if [ "$DRY" = 1 ]; then
+        echo "$name: $([ -n "$append" ] && echo continues || echo runs): $line"
+        return
+    fi
     while [ "$(jobs -rp | wc -l)" -ge "${JOBS:-1000}" ]; do   # JOBS runs at a time: wait for one to end
         wait -n || true
     done
@@ -155,6 +166,7 @@ run() {   # run PAPER NAME CONFIG [flags...]: one train.py run in the background
 reuse_done() {   # the finished paper-size universal runs under DONE (a log, no exit_code) into LOGS, where
                  # universal.py reuses a run whose log and command it finds
     local dir
+    if [ "$DRY" = 1 ]; then return; fi
     mkdir -p "$LOGS/paper2/paper"
     for dir in "$DONE"/paper2/paper/*/; do
         if [ -f "$dir/log.jsonl" ] && [ ! -f "$dir/exit_code" ]; then
@@ -163,16 +175,26 @@ reuse_done() {   # the finished paper-size universal runs under DONE (a log, no 
     done
 }
 
+universal_py() {   # universal_py LOG ARGS...: python universal.py ARGS under the budget, its output also in LOG
+    local cmd=(python universal.py "${@:2}")
+    if [ "$DRY" = 1 ]; then
+        echo "universal.py: $(printf '%q ' "${cmd[@]}" | sed 's/ $//')"
+        return
+    fi
+    timeout -k 60 "$TIME_S" "${cmd[@]}" 2>&1 | tee "$1" || true
+}
+
 universal() {   # universal TASKS ARCHS JOBS: universal.py experiments --size=paper for those rows, seed 0
-    timeout -k 60 "$TIME_S" python universal.py experiments --which=table1 --size=paper --seeds=0 --tasks="$1" \
+    universal_py "$LOGS/universal_$1_$2.txt" experiments --which=table1 --size=paper --seeds=0 --tasks="$1" \
         --archs="$2" --jobs="$3" --out=$UNIVERSAL --results="$LOGS/paper2/paper" \
-        ${UFLAGS:+--flags="$UFLAGS" --tag=rehearsal} 2>&1 | tee "$LOGS/universal_$1_$2.txt" || true
+        ${UFLAGS:+--flags="$UFLAGS" --tag=rehearsal}
 }
 
 salvage() {   # salvage SIZE RESULTS: the universal runs the budget stopped (out dir $UNIVERSAL/SIZE): their log so
               # far, their command, exit code 124, into LOGS/RESULTS/<run>; a run salvaged by an earlier call
               # and finished since (universal.py wrote its log after) loses the stopped run's leftovers
     local dir res
+    if [ "$DRY" = 1 ]; then return; fi
     for dir in "$UNIVERSAL/$1"/*/; do
         res=$LOGS/$2/$(basename "$dir")
         if [ -f "$res/exit_code" ] && [ "$res/log.jsonl" -nt "$res/exit_code" ]; then
@@ -256,10 +278,9 @@ universal_b | universal_c)
     salvage paper paper2/paper
     ;;
 appf)   # App. F's 3- and 4-hop rows at the CPU size (config/cpu/), on the GPU: tagged _<DEVICE>
-    timeout -k 60 "$TIME_S" python universal.py experiments --which=table2 --size=cpu --seeds=0 \
-        --tasks=khop3,khop4 --archs="${ARCHS:-mlp,mlp_ln}" --jobs="${JOBS:-6}" --out=$UNIVERSAL \
-        --results="$LOGS/paper2" --flags="--device=$DEVICE${UFLAGS:+,$UFLAGS}" \
-        --tag="$DEVICE${UFLAGS:+_rehearsal}" 2>&1 | tee "$LOGS/appf.txt" || true
+    universal_py "$LOGS/appf.txt" experiments --which=table2 --size=cpu --seeds=0 --tasks=khop3,khop4 \
+        --archs="${ARCHS:-mlp,mlp_ln}" --jobs="${JOBS:-6}" --out=$UNIVERSAL --results="$LOGS/paper2" \
+        --flags="--device=$DEVICE${UFLAGS:+,$UFLAGS}" --tag="$DEVICE${UFLAGS:+_rehearsal}"
     salvage cpu paper2
     ;;
 lm)

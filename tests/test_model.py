@@ -294,8 +294,11 @@ def test_plain_block_is_the_llama_block_written_out():
     x = rms(h, W['transformer.h.0.ln_1.weight'])
     heads = lambda w: (x @ w.T).view(3, T, H, d).transpose(1, 2)
     cos, sin = gpt.rope_cos[:T].double(), gpt.rope_sin[:T].double()
-    half = lambda z: (z[..., :d // 2], z[..., d // 2:])
-    rot = lambda z: torch.cat((half(z)[0] * cos - half(z)[1] * sin, half(z)[0] * sin + half(z)[1] * cos), -1)
+
+    def rot(z):
+        a, b = z[..., :d // 2], z[..., d // 2:]
+        return torch.cat((a * cos - b * sin, a * sin + b * cos), -1)
+
     q, k = rot(heads(W['transformer.h.0.attn.c_q.weight'])), rot(heads(W['transformer.h.0.attn.c_k.weight']))
     S = (q @ k.transpose(-1, -2) / d ** 0.5).masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), float('-inf'))
     y = (S.softmax(-1) @ heads(W['transformer.h.0.attn.c_v.weight'])).transpose(1, 2).reshape(3, T, n)

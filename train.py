@@ -664,7 +664,7 @@ while True:
             if wandb_log:
                 wandb.log(dict(loss=train_loss, lr=lr, tok_s=tok_s, mfu=mfu), step=iter_num)
             tqdm.write(f"iter {iter_num}: loss {train_loss:.4f}, lr {lr:.2e}, {ms:.1f} ms/iter, {tok_s:,.0f} tok/s" +
-                       (f", MFU {100 * mfu:.1f}%" if mfu is not None else ''))
+                       (f", MFU {100 * mfu:.3g}%" if mfu is not None else ''))
             if mfu is not None and mfu > 1 and 'cached in' in peak_source and not peak_doubted:
                 peak_doubted = True          # a peak measured while other jobs held the cores is too low
                 tqdm.write(f"note: MFU above 100%: the CPU peak ({peak_source}) is below what this run achieves; "

@@ -610,13 +610,15 @@ def test_sharing_sh_names_a_setting_it_lacks(env, message, tmp_path):
 
 
 @pytest.mark.parametrize('args, message', [
-    (['--paper=1'], 'run-name prefixes and one --plot=<file>.png, got --paper=1'),
+    (['--paper=1'], 'run-name prefixes, one --plot=<file>.png, --pace and one --mfu=<fraction>, got --paper=1'),
+    (['--pace', '--mfu=30'], "--mfu is a fraction of the peak in (0, 1], got '30'"),
+    (['--mfu=high'], "--mfu is a fraction of the peak in (0, 1], got 'high'"),
     (['imbd'], 'no paper-size run under results/paper1/paper'),
     (['lm', '--plot=curves.pdf'], "--plot writes a .png, got 'curves.pdf'"),
     (['lm', '--plot=no_such_folder/lm.png'], '--plot: no folder no_such_folder for no_such_folder/lm.png')])
 def test_report_names_a_flag_or_run_it_lacks(args, message):
-    """The paper-size runs' report takes run-name prefixes and --plot; a flag it lacks, a prefix that names no
-    run, or a plot it cannot write is one line."""
+    """The paper-size runs' report takes run-name prefixes, --plot, --pace and --mfu; a flag it lacks, a prefix
+    that names no run, a plot it cannot write or an MFU outside (0, 1] is one line."""
     assert_one_line_error(subprocess_run('results/gpu/report.py', args), message)
 
 

@@ -165,6 +165,28 @@ def test_report_reads_how_each_run_ended(tmp_path):
     assert (tmp_path / 'curves.png').read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
 
 
+def test_report_pace_reads_the_last_logged_step(tmp_path):
+    """--pace: the last `ms/iter ... MFU` line of a run's stdout gives its step time, MFU and model FLOPs per step
+    (MFU x peak x time), and the minutes its planned steps take at that pace and at the given MFU; a run without
+    such lines has dashes."""
+    for name, stdout in (('khop_standard_1', 'task khop | 12,544 tokens/iter | MFU against 989 TFLOP/s (H100)\n'
+                                             'iter 100: loss 1.0, lr 1e-4, 50.0 ms/iter, 250,880 tok/s, MFU 1.5%\n'
+                                             'iter 200: loss 0.9, lr 1e-4, 40.0 ms/iter, 313,600 tok/s, MFU 2.00%\n'),
+                         ('khop_standard_2', None)):
+        d = tmp_path / 'paper1' / 'paper' / name
+        d.mkdir(parents=True)
+        (d / 'command.sh').write_text('python train.py config/khop_standard.py --seed=1\n')
+        if stdout:
+            (d / 'stdout.txt').write_text(stdout)
+    (paper,) = report.runs(root=str(tmp_path)).values()
+    rows = {r[0]: r for r in (report.pace(run, 0.2) for run in paper)}
+    flops = 0.02 * 989e12 * 0.040
+    assert rows['khop_standard_1'][1:] == ['200 / 5,000', '40.0', '2%', f"{flops:.1e}", f"{5000 * 0.040 / 60:.1f}",
+                                           f"{5000 * flops / (0.2 * 989e12) / 60:.1f}"]
+    assert rows['khop_standard_2'][1:] == ['— / 5,000'] + ['—'] * 5
+    assert report.pace_table(paper, 0.2).splitlines()[0].endswith('| at 20% MFU, min |')
+
+
 # what sharing one GPU costs (results/gpu/sharing.sh), CUDA MPS (results/gpu/common.sh), paper.sh's JOBS and MPS
 def test_sharing_measures_each_mode_on_a_cpu(tmp_path):
     """results/gpu/sharing.sh's logic, rehearsed on a CPU with a tiny model: the run alone and two copies side by

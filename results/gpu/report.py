@@ -8,14 +8,22 @@ planned steps are the command's (its config files, then its --max_iters); a run 
     python results/gpu/report.py                 # every paper-size run, a markdown table per paper
     python results/gpu/report.py imdb depth      # the runs whose names start with imdb or depth
     python results/gpu/report.py lm --plot=assets/paper1_lm_paper.png   # and their curves, a panel per task
+    python results/gpu/report.py --pace          # how fast each run stepped, what its planned steps take
 
 The metric is test accuracy (%, higher is better), for memorization accuracy on the pairs it trains on, and for
 language modeling validation loss (nats per token, lower is better); memorization adds bits per parameter,
 decimal addition the share of whole sums right.
+
+--pace reads each run's last logged step from its stdout.txt (train.py's `ms/iter` and `MFU` line, and the
+peak its MFU is against): the ms a step took, its MFU, the model FLOPs of a step that these give (MFU x peak
+x time, as precise as the printed MFU: where it has one decimal, a quarter off at 0.2%), and the time the
+planned steps take at that pace and at --mfu of the same peak (default 0.3). A run that shared its GPU with
+other runs steps slower than it would alone.
 """
 
 import json
 import os
+import re
 import shlex
 import sys
 
@@ -74,8 +82,9 @@ def read(folder):
             fail(f"{os.path.relpath(log)}: line {i} is not JSON ({e.msg})")
     command = text('command.sh') or ''
     max_iters, task = planned(command.splitlines()[0] if command else '')
-    return dict(name=os.path.basename(folder), records=records, command=command, exit_code=text('exit_code'),
-                gpu=gpu_name(os.path.join(folder, 'machine.txt')), max_iters=max_iters, task=task)
+    return dict(name=os.path.basename(folder), folder=folder, records=records, command=command,
+                exit_code=text('exit_code'), gpu=gpu_name(os.path.join(folder, 'machine.txt')), max_iters=max_iters,
+                task=task)
 
 
 def metric(task):
@@ -113,6 +122,32 @@ def row(run):
     plan = '?' if run['max_iters'] is None else f"{run['max_iters']:,}"
     return [run['name'], f"{made} / {plan}", ended, label,
             show(last[key]) if key in last else '—', best, ', '.join(more) or '—', run['gpu'] or '—']
+
+
+def pace(run, mfu_at):
+    """The --pace row of a run: name, steps made / planned, ms/step and MFU of its last logged step, model FLOPs
+    per step (MFU x peak x time), and minutes for its planned steps at that pace and at MFU mfu_at."""
+    stdout = os.path.join(run['folder'], 'stdout.txt')
+    text = open(stdout, errors='replace').read() if os.path.isfile(stdout) else ''
+    peak = re.search(r'MFU against ([\d.]+) TFLOP/s', text)
+    steps = re.findall(r'iter ([\d,]+): .*?([\d.]+) ms/iter, [\d,]+ tok/s, MFU ([\d.]+)%', text)
+    plan = run['max_iters']
+    made = f"{int(steps[-1][0].replace(',', '')):,}" if steps else '—'
+    cells = [run['name'], f"{made} / {'?' if plan is None else f'{plan:,}'}"]
+    if not (peak and steps):
+        return cells + ['—'] * 5
+    ms, mfu = float(steps[-1][1]), float(steps[-1][2]) / 100
+    flops = mfu * float(peak.group(1)) * 1e12 * ms / 1e3
+    minutes = (lambda s: f"{s / 60:.1f}") if plan else (lambda s: '?')
+    return cells + [f"{ms:.1f}", f"{100 * mfu:.3g}%", f"{flops:.1e}", minutes((plan or 0) * ms / 1e3),
+                    minutes((plan or 0) * flops / (mfu_at * float(peak.group(1)) * 1e12))]
+
+
+def pace_table(runs, mfu_at):
+    header = ['run', 'steps / planned', 'ms/step (last logged)', 'MFU', 'model FLOP/step', 'planned steps, min',
+              f'at {100 * mfu_at:g}% MFU, min']
+    lines = ['| ' + ' | '.join(header) + ' |', '|' + '---|' * len(header)]
+    return '\n'.join(lines + ['| ' + ' | '.join(pace(r, mfu_at)) + ' |' for r in runs])
 
 
 def table(runs):
@@ -173,10 +208,18 @@ def main(argv):
         print(__doc__.strip())
         return
     png = [a.split('=', 1)[1] for a in argv if a.startswith('--plot=')]
-    prefixes = [a for a in argv if not a.startswith('--plot=')]
-    if any(a.startswith('-') for a in prefixes) or len(png) > 1:
-        fail(f"report.py takes run-name prefixes and one --plot=<file>.png, got "
+    at = [a.split('=', 1)[1] for a in argv if a.startswith('--mfu=')]
+    show_pace = '--pace' in argv or bool(at)
+    prefixes = [a for a in argv if not a.startswith(('--plot=', '--mfu=')) and a != '--pace']
+    if any(a.startswith('-') for a in prefixes) or len(png) > 1 or len(at) > 1:
+        fail(f"report.py takes run-name prefixes, one --plot=<file>.png, --pace and one --mfu=<fraction>, got "
              f"{' '.join(a for a in argv if a.startswith('-'))}")
+    try:
+        mfu_at = float(at[0]) if at else 0.3
+    except ValueError:
+        mfu_at = -1.0
+    if not 0 < mfu_at <= 1:
+        fail(f"--mfu is a fraction of the peak in (0, 1], got {at[0]!r}")
     if png and not png[0].endswith('.png'):
         fail(f"--plot writes a .png, got {png[0]!r}")
     if png and os.path.dirname(png[0]) and not os.path.isdir(os.path.dirname(png[0])):
@@ -185,7 +228,8 @@ def main(argv):
     if not found:
         fail("no paper-size run under results/paper1/paper or results/paper2/paper"
              + (f" starts with {', '.join(prefixes)}" if prefixes else ''))
-    print('\n\n'.join(f"### {paper}\n\n{table(rs)}" for paper, rs in found.items()))
+    show = (lambda rs: pace_table(rs, mfu_at)) if show_pace else table
+    print('\n\n'.join(f"### {paper}\n\n{show(rs)}" for paper, rs in found.items()))
     if png:
         plot(found, png[0])
         print(f"wrote {png[0]}")

@@ -129,18 +129,18 @@ def pace(run, mfu_at):
     per step (MFU x peak x time), and minutes for its planned steps at that pace and at MFU mfu_at."""
     stdout = os.path.join(run['folder'], 'stdout.txt')
     text = open(stdout, errors='replace').read() if os.path.isfile(stdout) else ''
-    peak = re.search(r'MFU against ([\d.]+) TFLOP/s', text)
+    against = re.search(r'MFU against ([\d.]+) TFLOP/s', text)
     steps = re.findall(r'iter ([\d,]+): .*?([\d.]+) ms/iter, [\d,]+ tok/s, MFU ([\d.]+)%', text)
-    plan = run['max_iters']
+    plan = run['max_iters'] or 0
     made = f"{int(steps[-1][0].replace(',', '')):,}" if steps else '—'
-    cells = [run['name'], f"{made} / {'?' if plan is None else f'{plan:,}'}"]
-    if not (peak and steps):
+    cells = [run['name'], f"{made} / {f'{plan:,}' if plan else '?'}"]
+    if not (against and steps):
         return cells + ['—'] * 5
-    ms, mfu = float(steps[-1][1]), float(steps[-1][2]) / 100
-    flops = mfu * float(peak.group(1)) * 1e12 * ms / 1e3
-    minutes = (lambda s: f"{s / 60:.1f}") if plan else (lambda s: '?')
-    return cells + [f"{ms:.1f}", f"{100 * mfu:.3g}%", f"{flops:.1e}", minutes((plan or 0) * ms / 1e3),
-                    minutes((plan or 0) * flops / (mfu_at * float(peak.group(1)) * 1e12))]
+    ms, mfu, peak = float(steps[-1][1]), float(steps[-1][2]) / 100, float(against.group(1)) * 1e12
+    flops = mfu * peak * ms / 1e3
+    minutes = lambda seconds: f"{seconds / 60:.1f}" if plan else '?'
+    return cells + [f"{ms:.1f}", f"{100 * mfu:.3g}%", f"{flops:.1e}", minutes(plan * ms / 1e3),
+                    minutes(plan * flops / (mfu_at * peak))]
 
 
 def pace_table(runs, mfu_at):

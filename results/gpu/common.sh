@@ -2,6 +2,7 @@
 #
 #   describe_machine  the date, the GPU (nvidia-smi's csv: a header, then name, memory, driver) or else the CPU
 #                     model, and torch's and CUDA's versions, on stdout: a run's machine.txt
+#   require_counts NAME...  each named variable is a positive whole number, or a one-line error and exit 2
 #
 # CUDA MPS (Multi-Process Service). Processes sharing a GPU without it take turns on it (time slices, one
 # process's kernels at a time); under MPS one server runs every process's kernels, and those of different
@@ -21,6 +22,16 @@ describe_machine() {
     date -u
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>/dev/null || lscpu | grep 'Model name'
     python -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)"
+}
+
+require_counts() {
+    local name
+    for name in "$@"; do
+        if ! [[ ${!name} =~ ^[1-9][0-9]*$ ]]; then
+            echo "error: $name must be a positive whole number (got '${!name}')" >&2
+            exit 2
+        fi
+    done
 }
 
 mps_control() {   # mps_control COMMAND: one command to the running daemon

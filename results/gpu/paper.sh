@@ -78,9 +78,8 @@ for name in MPS DRY; do
         exit 2
     fi
 done
-if [ -n "${JOBS:-}" ] && ! [[ $JOBS =~ ^[1-9][0-9]*$ ]]; then
-    echo "error: JOBS must be a positive whole number (got '$JOBS')" >&2
-    exit 2
+if [ -n "${JOBS:-}" ]; then
+    require_counts JOBS
 fi
 TAG=${TAG:-}
 if ! [[ $TAG =~ ^[A-Za-z0-9._-]*$ ]]; then

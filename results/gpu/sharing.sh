@@ -38,12 +38,7 @@ for mode in $MODES; do
         exit 2
     fi
 done
-for name in N ITERS TIME_S; do
-    if ! [[ ${!name} =~ ^[1-9][0-9]*$ ]]; then
-        echo "error: $name must be a positive whole number (got '${!name}')" >&2
-        exit 2
-    fi
-done
+require_counts N ITERS TIME_S
 if [ ! -f "$CONFIG" ]; then
     echo "error: CONFIG: no file $CONFIG" >&2
     exit 2

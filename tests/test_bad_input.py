@@ -577,7 +577,12 @@ def test_data_files_are_checked_against_meta(tmp_path, byte_tokenizer, monkeypat
 @pytest.mark.parametrize('stage, env, message', [
     ('bogus', {}, "name a stage: sentiment, depth, depth16, addition"),
     ('khop_qk', {'VARIANTS': 'std0.028 width2048'},
-     "khop_qk's settings are std0.028, lr5e-4, width1024 (got 'width2048')"),
+     "khop_qk's VARIANTS are std0.028, lr5e-4, width1024 (got 'width2048')"),
+    ('dyck1', {'VARIANTS': 'mixit mixit256'},
+     "dyck1's VARIANTS are standard, frozen_qk, frozen_mlp, mixit, mixit_256 (got 'mixit256')"),
+    ('universal_b', {'VARIANTS': 'random'}, "universal_b takes no VARIANTS (got 'random')"),
+    ('khop', {'SEEDS': '1,2'}, "SEEDS and LAYERS are whole numbers (got '1,2')"),
+    ('retrieval', {'RETRIEVAL_ITERS': '3k'}, "RETRIEVAL_ITERS must be a positive whole number (got '3k')"),
     ('memorization', {'MPS': 'yes'}, "MPS is 0 or 1 (got 'yes')"),
     ('memorization', {'DRY': 'true'}, "DRY is 0 or 1 (got 'true')"),
     ('addition', {'JOBS': '0'}, "JOBS must be a positive whole number (got '0')"),

@@ -3,6 +3,7 @@ has its log and command, and the tables print every run's final record."""
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -266,6 +267,34 @@ def test_paper_stage_runs_jobs_at_a_time_through_a_running_mps_daemon(tmp_path):
         assert (run / 'exit_code').read_text().strip() == '0'
         assert (run / 'machine.txt').read_text().splitlines()[-1] == 'CUDA MPS: on'
     assert (second / 'command.sh').stat().st_mtime >= (first / 'exit_code').stat().st_mtime
+
+
+def test_every_train_py_stage_plans_runs_that_train_py_reads(tmp_path):
+    """DRY=1 of each train.py stage of paper.sh: a line per run, '<name>: runs: python train.py <config> ...', whose
+    config files are here (report.planned reads the steps and task from them) and whose flags are train.py's keys
+    (its --help lists them), no two runs of the stages named alike; a run cut short of its config's steps says so
+    in its name."""
+    env = dict(os.environ, DRY='1', DONE=str(tmp_path / 'done'),
+               PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ['PATH'])
+    usage = subprocess.run([sys.executable, 'train.py', '--help'], cwd=ROOT, check=True, capture_output=True,
+                           text=True).stdout
+    keys = set(re.findall(r'^ +--(\w+)=', usage, re.M))
+    assert {'max_iters', 'micro_batch_size', 'device'} <= keys
+    names = []
+    for stage in ('sentiment', 'depth', 'depth16', 'addition', 'memorization', 'khop', 'khop_qk', 'dyck1', 'modular',
+                  'retrieval', 'lm'):
+        out = subprocess.run(['bash', 'results/gpu/paper.sh', stage], cwd=ROOT, env=env, check=True,
+                             capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            name, how, command = line.split(': ', 2)
+            assert how == 'runs' and command.startswith('python train.py config/'), line
+            max_iters, task = report.planned(command)
+            assert max_iters and task, f"{stage}: train.py cannot read {command}"
+            flags = {w[2:].partition('=')[0] for w in command.split() if w.startswith('--')}
+            assert flags <= keys, f"{stage}: train.py has no {sorted(flags - keys)}"
+            assert name.endswith(f"_{max_iters}steps") == (stage == 'retrieval' or stage.startswith('depth')), line
+            names.append(name)
+    assert len(names) == len(set(names)) and len(names) >= 40, names
 
 
 def test_paper_stage_continues_a_stopped_run_and_leaves_a_finished_one(tmp_path):

@@ -13,6 +13,12 @@
 #   bash results/gpu/paper.sh khop_qk       # Table 1's Frozen-QK at Table 7's other settings, a run each: the
 #                                           #   frozen W_Q, W_K at width 1024's score scale (qk_init_std 0.028),
 #                                           #   lr 5e-4, width 1024 (runs khop_frozen_qk_<setting>_<seed>)
+#   bash results/gpu/paper.sh dyck1         # Tables 3, 10, 11: Dyck-1 of length 40, 4 x 512, 64 heads, 20,000
+#                                           #   steps, 4 variants; MixiT with 256 heads
+#   bash results/gpu/paper.sh modular       # Tables 3, 10: modular addition, p = 599 (the paper's split), 2 x 512,
+#                                           #   20,000 steps, 4 variants
+#   bash results/gpu/paper.sh retrieval     # Table 1: V = 256, m_max = 30, 2 x 1024, batch 1,024, lr 1e-4; 4
+#                                           #   variants, RETRIEVAL_ITERS (default 3,000) of the configs' 20,000 steps
 #   bash results/gpu/paper.sh universal_a   # paper 2, Table 1: Dyck-1 attention-only; 2-hop + residual and LN
 #   bash results/gpu/paper.sh universal_b   # paper 2, Table 1: 3-hop + residual and LN
 #   bash results/gpu/paper.sh universal_c   # paper 2, Table 1: 4-hop + residual and LN
@@ -36,7 +42,9 @@
 #
 # Steps are the papers' where a run fits the budget beside its stage's others, and cut where it cannot: the
 # depth runs make DEPTH_ITERS (default 4,000) of the authors' 40,000 steps of 1,000 sums (a run with fewer is
-# named depth_<variant>_<layers>_<DEPTH_ITERS>steps, with all 40,000 depth_<variant>_<layers>); lm makes LM_ITERS
+# named depth_<variant>_<layers>_<DEPTH_ITERS>steps, with all 40,000 depth_<variant>_<layers>), retrieval
+# RETRIEVAL_ITERS (default 3,000; retrieval_<variant>_<RETRIEVAL_ITERS>steps, all 20,000 retrieval_<variant>),
+# each on its own schedule (warm-up and decay within its steps); lm makes LM_ITERS
 # (default 1,500) steps of 64 x 256 tokens; paper 2's 3- and 4-hop runs (60,000 steps) stop where the budget
 # stops them. Configs' micro-batches are for 8 GPUs: on one, every stage runs the global batch in one pass (the
 # same batch; no accumulation).
@@ -54,22 +62,51 @@
 #   DEVICE=cpu TIME_S=60 EXTRA="--max_iters=4 --eval_interval=2 --n_layer=1 --n_embd=32 --n_head=2 --batch_size=8
 #   --micro_batch_size=8 --n_test=16 --compile=False --dtype=float32" bash results/gpu/paper.sh khop
 # (the universal stages take UFLAGS: universal.py experiments' --flags, which tag the run names). VARIANTS
-# chooses a subset of a stage's variants (sentiment, depth, depth16, addition, memorization, khop, lm; addition's
-# MixiT with 256 heads is mixit_256; khop_qk's settings std0.028, lr5e-4, width1024), SEEDS of its seeds
-# (sentiment, khop, khop_qk), LAYERS the depths of depth and depth16, e.g. SEEDS=1 VARIANTS="standard mixit",
-# LAYERS=2 VARIANTS=mixit DEPTH_ITERS=40000 (the authors' whole schedule). TAG (letters, digits, '.', '_', '-')
+# chooses a subset of a stage's variants (every train.py stage; addition's and dyck1's MixiT with 256 heads is
+# mixit_256; khop_qk's settings std0.028, lr5e-4, width1024), SEEDS of its seeds (sentiment, khop, khop_qk),
+# LAYERS the depths of depth and depth16, e.g. SEEDS=1 VARIANTS="standard mixit", LAYERS=2 VARIANTS=mixit
+# DEPTH_ITERS=40000 (the authors' whole schedule). TAG (letters, digits, '.', '_', '-')
 # ends every train.py run's name, so that runs that EXTRA changes land beside the stage's own when unpacked rather
 # than over them, e.g. TAG=_20000steps EXTRA="--max_iters=20000" bash results/gpu/paper.sh memorization.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source results/gpu/common.sh
-STAGES="sentiment depth depth16 addition memorization khop khop_qk universal_a universal_b universal_c appf lm"
+STAGES="sentiment depth depth16 addition memorization khop khop_qk dyck1 modular retrieval"
+STAGES+=" universal_a universal_b universal_c appf lm"
 stage=${1:-}
 if [[ " $STAGES " != *" $stage "* ]]; then
     echo "error: name a stage: ${STAGES// /, } (got '$stage')" >&2
     exit 2
 fi
+declare -A VARIANTS_OF=(   # each train.py stage's variants (khop_qk: settings), in the order its runs start
+    [sentiment]="standard mixit frozen_qk frozen_mlp" [depth]="mixit random" [depth16]="mixit random"
+    [addition]="standard frozen_qk frozen_mlp mixit mixit_256" [memorization]="standard frozen_qk frozen_mlp mixit"
+    [khop]="standard frozen_qk" [khop_qk]="std0.028 lr5e-4 width1024"
+    [dyck1]="standard frozen_qk frozen_mlp mixit mixit_256" [modular]="standard frozen_qk frozen_mlp mixit"
+    [retrieval]="standard frozen_qk frozen_mlp mixit" [lm]="standard frozen_qk frozen_mlp mixit")
+all=${VARIANTS_OF[$stage]:-}
+if [ -n "${VARIANTS:-}" ] && [ -z "$all" ]; then
+    echo "error: $stage takes no VARIANTS (got '$VARIANTS')" >&2
+    exit 2
+fi
+VARIANTS=${VARIANTS:-$all}
+for v in $VARIANTS; do
+    if [[ " $all " != *" $v "* ]]; then
+        echo "error: $stage's VARIANTS are ${all// /, } (got '$v')" >&2
+        exit 2
+    fi
+done
+for v in ${SEEDS:-} ${LAYERS:-}; do
+    if ! [[ $v =~ ^[0-9]+$ ]]; then
+        echo "error: SEEDS and LAYERS are whole numbers (got '$v')" >&2
+        exit 2
+    fi
+done
 TIME_S=${TIME_S:-480}
+DEPTH_ITERS=${DEPTH_ITERS:-4000}
+RETRIEVAL_ITERS=${RETRIEVAL_ITERS:-3000}
+LM_ITERS=${LM_ITERS:-1500}
+require_counts TIME_S DEPTH_ITERS RETRIEVAL_ITERS LM_ITERS
 MPS=${MPS:-0}
 DRY=${DRY:-0}
 for name in MPS DRY; do
@@ -92,8 +129,6 @@ if [ -n "$TAG" ] && [[ $stage == universal_* || $stage == appf ]]; then
 fi
 LOGS=${LOGS:-out/gpu/paper/$stage}
 DEVICE=${DEVICE:-cuda}
-DEPTH_ITERS=${DEPTH_ITERS:-4000}
-LM_ITERS=${LM_ITERS:-1500}
 RUNS=${RUNS:-out/gpu/paper/runs}
 DONE=${DONE:-results}
 UNIVERSAL=$RUNS/$stage
@@ -210,7 +245,7 @@ salvage() {   # salvage SIZE RESULTS: the universal runs the budget stopped (out
 case $stage in
 sentiment)
     for seed in ${SEEDS:-1 2}; do
-        for v in ${VARIANTS:-standard mixit frozen_qk frozen_mlp}; do
+        for v in $VARIANTS; do
             run paper1 "imdb_${v}_$seed" "config/yelp_$v.py" --sentiment_data_dir=data/imdb --seed=$seed
         done
     done
@@ -218,14 +253,14 @@ sentiment)
 depth | depth16)
     steps=$([ "$DEPTH_ITERS" = 40000 ] || echo "_${DEPTH_ITERS}steps")   # a run short of the authors' 40,000
     for n in ${LAYERS:-$([ "$stage" = depth ] && echo "2 4 8" || echo 16)}; do
-        for v in ${VARIANTS:-mixit random}; do
+        for v in $VARIANTS; do
             run paper1 "depth_${v}_$n$steps" "config/table5_$v.py" --n_layer=$n --seed=1 --micro_batch_size=1000 \
                 --max_iters="$DEPTH_ITERS" --eval_interval=500
         done
     done
     ;;
 addition)
-    for v in ${VARIANTS:-standard frozen_qk frozen_mlp mixit mixit_256}; do
+    for v in $VARIANTS; do
         if [ "$v" = mixit_256 ]; then
             run paper1 heads_decimal_addition_mixit_256 config/table11_decimal_addition_mixit.py --n_head=256 \
                 --micro_batch_size=128
@@ -235,13 +270,13 @@ addition)
     done
     ;;
 memorization)
-    for v in ${VARIANTS:-standard frozen_qk frozen_mlp mixit}; do
+    for v in $VARIANTS; do
         run paper1 "memorization_$v" "config/memorization_$v.py" --micro_batch_size=32768
     done
     ;;
 khop)
     for seed in ${SEEDS:-1 2}; do
-        for v in ${VARIANTS:-standard frozen_qk}; do
+        for v in $VARIANTS; do
             run paper1 "khop_${v}_$seed" "config/khop_$v.py" --seed=$seed --micro_batch_size=128
         done
     done
@@ -250,18 +285,32 @@ khop_qk)   # Table 7 searched width [256, 512, 1024] and lr [1e-4, 5e-4] per arc
            # choice (Table 8: 512, 1e-4)
     declare -A setting=([std0.028]=--qk_init_std=0.028    # 0.02·√(1024/512): width 1024's score spread at 512
                         [lr5e-4]=--learning_rate=5e-4 [width1024]=--n_embd=1024)
-    all="std0.028 lr5e-4 width1024"
-    for v in ${VARIANTS:-$all}; do
-        if [ -z "${setting[$v]:-}" ]; then
-            echo "error: khop_qk's settings are ${all// /, } (got '$v')" >&2
-            exit 2
-        fi
-    done
     for seed in ${SEEDS:-1}; do
-        for v in ${VARIANTS:-$all}; do
+        for v in $VARIANTS; do
             run paper1 "khop_frozen_qk_${v}_$seed" config/khop_frozen_qk.py --seed=$seed --micro_batch_size=128 \
                 "${setting[$v]}"
         done
+    done
+    ;;
+dyck1)
+    for v in $VARIANTS; do
+        if [ "$v" = mixit_256 ]; then
+            run paper1 heads_dyck1_mixit_256 config/table11_dyck1_mixit.py --n_head=256 --micro_batch_size=512
+        else
+            run paper1 "dyck1_$v" "config/dyck1_$v.py" --micro_batch_size=512
+        fi
+    done
+    ;;
+modular)
+    for v in $VARIANTS; do
+        run paper1 "modular_addition_$v" "config/modular_addition_$v.py" --micro_batch_size=256
+    done
+    ;;
+retrieval)
+    steps=$([ "$RETRIEVAL_ITERS" = 20000 ] || echo "_${RETRIEVAL_ITERS}steps")   # a run short of the configs'
+    for v in $VARIANTS; do
+        run paper1 "retrieval_$v$steps" "config/retrieval_$v.py" --micro_batch_size=1024 \
+            --max_iters="$RETRIEVAL_ITERS" --warmup_iters=$((RETRIEVAL_ITERS / 50)) --eval_interval=250
     done
     ;;
 universal_a)
@@ -283,7 +332,7 @@ appf)   # App. F's 3- and 4-hop rows at the CPU size (config/cpu/), on the GPU: 
     salvage cpu paper2
     ;;
 lm)
-    for v in ${VARIANTS:-standard frozen_qk frozen_mlp mixit}; do
+    for v in $VARIANTS; do
         run paper1 "lm_$v" "config/wikitext_$v.py" --lm_data_dir=data/gpu_lm --batch_size=64 \
             --micro_batch_size=64 --max_iters="$LM_ITERS" --warmup_iters=$((LM_ITERS / 20)) --eval_interval=100
     done

@@ -259,13 +259,15 @@ depth | depth16)
         done
     done
     ;;
-addition)
+addition | dyck1)   # the four variants; mixit_256: Table 11's MixiT with 256 heads
+    task=$([ "$stage" = addition ] && echo decimal_addition || echo dyck1)
+    micro=$([ "$stage" = addition ] && echo 128 || echo 512)
     for v in $VARIANTS; do
         if [ "$v" = mixit_256 ]; then
-            run paper1 heads_decimal_addition_mixit_256 config/table11_decimal_addition_mixit.py --n_head=256 \
-                --micro_batch_size=128
+            run paper1 "heads_${task}_mixit_256" "config/table11_${task}_mixit.py" --n_head=256 \
+                --micro_batch_size=$micro
         else
-            run paper1 "decimal_addition_$v" "config/decimal_addition_$v.py" --micro_batch_size=128
+            run paper1 "${task}_$v" "config/${task}_$v.py" --micro_batch_size=$micro
         fi
     done
     ;;
@@ -290,15 +292,6 @@ khop_qk)   # Table 7 searched width [256, 512, 1024] and lr [1e-4, 5e-4] per arc
             run paper1 "khop_frozen_qk_${v}_$seed" config/khop_frozen_qk.py --seed=$seed --micro_batch_size=128 \
                 "${setting[$v]}"
         done
-    done
-    ;;
-dyck1)
-    for v in $VARIANTS; do
-        if [ "$v" = mixit_256 ]; then
-            run paper1 heads_dyck1_mixit_256 config/table11_dyck1_mixit.py --n_head=256 --micro_batch_size=512
-        else
-            run paper1 "dyck1_$v" "config/dyck1_$v.py" --micro_batch_size=512
-        fi
     done
     ;;
 modular)

@@ -61,13 +61,13 @@
 # DEVICE (default cuda) and EXTRA (flags appended to every train.py run) make a CPU rehearsal of the logic:
 #   DEVICE=cpu TIME_S=60 EXTRA="--max_iters=4 --eval_interval=2 --n_layer=1 --n_embd=32 --n_head=2 --batch_size=8
 #   --micro_batch_size=8 --n_test=16 --compile=False --dtype=float32" bash results/gpu/paper.sh khop
-# (the universal stages take UFLAGS: universal.py experiments' --flags, which tag the run names). VARIANTS
-# chooses a subset of a stage's variants (every train.py stage; addition's and dyck1's MixiT with 256 heads is
-# mixit_256; khop_qk's settings std0.028, lr5e-4, width1024), SEEDS of its seeds (sentiment, khop, khop_qk),
-# LAYERS the depths of depth and depth16, e.g. SEEDS=1 VARIANTS="standard mixit", LAYERS=2 VARIANTS=mixit
-# DEPTH_ITERS=40000 (the authors' whole schedule). TAG (letters, digits, '.', '_', '-')
-# ends every train.py run's name, so that runs that EXTRA changes land beside the stage's own when unpacked rather
-# than over them, e.g. TAG=_20000steps EXTRA="--max_iters=20000" bash results/gpu/paper.sh memorization.
+# (the universal stages take UFLAGS: universal.py experiments' --flags, which tag the run names). VARIANTS chooses a
+# subset of a train.py stage's variants (one the stage lacks is an error; addition's and dyck1's MixiT with 256 heads
+# is mixit_256; khop_qk's settings std0.028, lr5e-4, width1024), SEEDS of its seeds (sentiment, khop, khop_qk), LAYERS
+# the depths of depth and depth16, e.g. SEEDS=1 VARIANTS="standard mixit", LAYERS=2 VARIANTS=mixit DEPTH_ITERS=40000
+# (the authors' whole schedule). TAG (letters, digits, '.', '_', '-') ends every train.py run's name, so that runs
+# that EXTRA changes land beside the stage's own when unpacked rather than over them, e.g. TAG=_20000steps
+# EXTRA="--max_iters=20000" bash results/gpu/paper.sh memorization.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source results/gpu/common.sh

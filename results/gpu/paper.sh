@@ -64,10 +64,11 @@
 # (the universal stages take UFLAGS: universal.py experiments' --flags, which tag the run names). VARIANTS chooses a
 # subset of a train.py stage's variants (one the stage lacks is an error; addition's and dyck1's MixiT with 256 heads
 # is mixit_256; khop_qk's settings std0.028, lr5e-4, width1024), SEEDS of its seeds (sentiment, khop, khop_qk), LAYERS
-# the depths of depth and depth16, e.g. SEEDS=1 VARIANTS="standard mixit", LAYERS=2 VARIANTS=mixit DEPTH_ITERS=40000
-# (the authors' whole schedule). TAG (letters, digits, '.', '_', '-') ends every train.py run's name, so that runs
-# that EXTRA changes land beside the stage's own when unpacked rather than over them, e.g. TAG=_20000steps
-# EXTRA="--max_iters=20000" bash results/gpu/paper.sh memorization.
+# the depths of depth and depth16 (both whole numbers, an error on the other stages), e.g. SEEDS=1 VARIANTS="standard
+# mixit", LAYERS=2 VARIANTS=mixit DEPTH_ITERS=40000 (the authors' whole schedule). TAG (letters, digits, '.', '_',
+# '-') ends every train.py run's name, so that runs that EXTRA changes land beside the stage's own when unpacked
+# rather than over them, e.g. TAG=_20000steps EXTRA="--max_iters=20000" bash results/gpu/paper.sh memorization, or
+# TAG=_seed2 EXTRA=--seed=2 for another seed of a stage without SEEDS.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source results/gpu/common.sh
@@ -96,11 +97,20 @@ for v in $VARIANTS; do
         exit 2
     fi
 done
-for v in ${SEEDS:-} ${LAYERS:-}; do
-    if ! [[ $v =~ ^[0-9]+$ ]]; then
-        echo "error: SEEDS and LAYERS are whole numbers (got '$v')" >&2
+for name in SEEDS LAYERS; do   # sentiment's, khop's and khop_qk's seeds; depth's and depth16's layers
+    takes=$([ $name = SEEDS ] && echo "sentiment khop khop_qk" || echo "depth depth16")
+    if [ -n "${!name:-}" ] && [[ " $takes " != *" $stage "* ]]; then
+        hint=
+        if [ $name = SEEDS ]; then hint="; TAG=_seed2 EXTRA=--seed=2 makes a run with seed 2"; fi
+        echo "error: $stage takes no $name (got '${!name}'$hint)" >&2
         exit 2
     fi
+    for v in ${!name:-}; do
+        if ! [[ $v =~ ^[0-9]+$ ]]; then
+            echo "error: $name are whole numbers (got '$v')" >&2
+            exit 2
+        fi
+    done
 done
 TIME_S=${TIME_S:-480}
 DEPTH_ITERS=${DEPTH_ITERS:-4000}

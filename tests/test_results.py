@@ -272,8 +272,8 @@ def test_paper_stage_runs_jobs_at_a_time_through_a_running_mps_daemon(tmp_path):
 def test_every_train_py_stage_plans_runs_that_train_py_reads(tmp_path):
     """DRY=1 of each train.py stage of paper.sh: a line per run, '<name>: runs: python train.py <config> ...', whose
     config files are here (report.planned reads the steps and task from them) and whose flags are train.py's keys
-    (its --help lists them), no two runs of the stages named alike; a run cut short of its config's steps says so
-    in its name."""
+    (its --help lists them), no two runs of the stages named alike (retrieval's at two m_max values); a run cut
+    short of its config's steps says so in its name."""
     env = dict(os.environ, DRY='1', DONE=str(tmp_path / 'done'),
                PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ['PATH'])
     usage = subprocess.run([sys.executable, 'train.py', '--help'], cwd=ROOT, check=True, capture_output=True,
@@ -283,8 +283,8 @@ def test_every_train_py_stage_plans_runs_that_train_py_reads(tmp_path):
     names = []
     for stage in ('sentiment', 'depth', 'depth16', 'addition', 'memorization', 'khop', 'khop_qk', 'dyck1', 'modular',
                   'retrieval', 'lm'):
-        out = subprocess.run(['bash', 'results/gpu/paper.sh', stage], cwd=ROOT, env=env, check=True,
-                             capture_output=True, text=True).stdout
+        out = subprocess.run(['bash', 'results/gpu/paper.sh', stage], cwd=ROOT, check=True, capture_output=True,
+                             env=dict(env, MMAX='30 10') if stage == 'retrieval' else env, text=True).stdout
         for line in out.splitlines():
             name, how, command = line.split(': ', 2)
             assert how == 'runs' and command.startswith('python train.py config/'), line
@@ -295,6 +295,7 @@ def test_every_train_py_stage_plans_runs_that_train_py_reads(tmp_path):
             assert name.endswith(f"_{max_iters}steps") == (stage == 'retrieval' or stage.startswith('depth')), line
             names.append(name)
     assert len(names) == len(set(names)) and len(names) >= 40, names
+    assert {'retrieval_frozen_qk_3000steps', 'retrieval_frozen_qk_mmax10_3000steps'} <= set(names)
 
 
 def test_paper_stage_continues_a_stopped_run_and_leaves_a_finished_one(tmp_path):

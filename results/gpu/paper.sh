@@ -18,7 +18,8 @@
 #   bash results/gpu/paper.sh modular       # Tables 3, 10: modular addition, p = 599 (the paper's split), 2 x 512,
 #                                           #   20,000 steps, 4 variants
 #   bash results/gpu/paper.sh retrieval     # Table 1: V = 256, m_max = 30, 2 x 1024, batch 1,024, lr 1e-4; 4
-#                                           #   variants, RETRIEVAL_ITERS (default 3,000) of the configs' 20,000 steps
+#                                           #   variants, RETRIEVAL_ITERS (default 3,000) of the configs' 20,000 steps;
+#                                           #   Fig. 2: MMAX="10 20 40" (m_max <= 128; runs retrieval_<v>_mmax<m>_*)
 #   bash results/gpu/paper.sh universal_a   # paper 2, Table 1: Dyck-1 attention-only; 2-hop + residual and LN
 #   bash results/gpu/paper.sh universal_b   # paper 2, Table 1: 3-hop + residual and LN
 #   bash results/gpu/paper.sh universal_c   # paper 2, Table 1: 4-hop + residual and LN
@@ -64,11 +65,11 @@
 # (the universal stages take UFLAGS: universal.py experiments' --flags, which tag the run names). VARIANTS chooses a
 # subset of a train.py stage's variants (one the stage lacks is an error; addition's and dyck1's MixiT with 256 heads
 # is mixit_256; khop_qk's settings std0.028, lr5e-4, width1024), SEEDS of its seeds (sentiment, khop, khop_qk), LAYERS
-# the depths of depth and depth16 (both whole numbers, an error on the other stages), e.g. SEEDS=1 VARIANTS="standard
-# mixit", LAYERS=2 VARIANTS=mixit DEPTH_ITERS=40000 (the authors' whole schedule). TAG (letters, digits, '.', '_',
-# '-') ends every train.py run's name, so that runs that EXTRA changes land beside the stage's own when unpacked
-# rather than over them, e.g. TAG=_20000steps EXTRA="--max_iters=20000" bash results/gpu/paper.sh memorization, or
-# TAG=_seed2 EXTRA=--seed=2 for another seed of a stage without SEEDS.
+# the depths of depth and depth16, MMAX retrieval's m_max values (whole numbers, each an error on the other stages),
+# e.g. SEEDS=1 VARIANTS="standard mixit", LAYERS=2 VARIANTS=mixit DEPTH_ITERS=40000 (the authors' whole schedule). TAG
+# (letters, digits, '.', '_', '-') ends every train.py run's name, so that runs that EXTRA changes land beside the
+# stage's own when unpacked rather than over them, e.g. TAG=_20000steps EXTRA="--max_iters=20000" bash
+# results/gpu/paper.sh memorization, or TAG=_seed2 EXTRA=--seed=2 for another seed of a stage without SEEDS.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source results/gpu/common.sh
@@ -97,8 +98,9 @@ for v in $VARIANTS; do
         exit 2
     fi
 done
-for name in SEEDS LAYERS; do   # sentiment's, khop's and khop_qk's seeds; depth's and depth16's layers
-    takes=$([ $name = SEEDS ] && echo "sentiment khop khop_qk" || echo "depth depth16")
+declare -A TAKES=([SEEDS]="sentiment khop khop_qk" [LAYERS]="depth depth16" [MMAX]=retrieval)
+for name in SEEDS LAYERS MMAX; do
+    takes=${TAKES[$name]}
     if [ -n "${!name:-}" ] && [[ " $takes " != *" $stage "* ]]; then
         hint=
         if [ $name = SEEDS ]; then hint="; TAG=_seed2 EXTRA=--seed=2 makes a run with seed 2"; fi
@@ -107,7 +109,7 @@ for name in SEEDS LAYERS; do   # sentiment's, khop's and khop_qk's seeds; depth'
     fi
     for v in ${!name:-}; do
         if ! [[ $v =~ ^[0-9]+$ ]]; then
-            echo "error: $name are whole numbers (got '$v')" >&2
+            echo "error: $name: whole numbers only (got '$v')" >&2
             exit 2
         fi
     done
@@ -309,11 +311,14 @@ modular)
         run paper1 "modular_addition_$v" "config/modular_addition_$v.py" --micro_batch_size=256
     done
     ;;
-retrieval)
+retrieval)   # Table 1 at m_max = 30; Fig. 2 at the others (MMAX)
     steps=$([ "$RETRIEVAL_ITERS" = 20000 ] || echo "_${RETRIEVAL_ITERS}steps")   # a run short of the configs'
-    for v in $VARIANTS; do
-        run paper1 "retrieval_$v$steps" "config/retrieval_$v.py" --micro_batch_size=1024 \
-            --max_iters="$RETRIEVAL_ITERS" --warmup_iters=$((RETRIEVAL_ITERS / 50)) --eval_interval=250
+    for m in ${MMAX:-30}; do
+        for v in $VARIANTS; do
+            run paper1 "retrieval_$v$([ "$m" = 30 ] || echo "_mmax$m")$steps" "config/retrieval_$v.py" \
+                --retrieval_m_max="$m" --micro_batch_size=1024 --max_iters="$RETRIEVAL_ITERS" \
+                --warmup_iters=$((RETRIEVAL_ITERS / 50)) --eval_interval=250
+        done
     done
     ;;
 universal_a)

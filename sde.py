@@ -596,17 +596,19 @@ def check(checks='abc',               # which checks to run: some of a, b, c
 
 def covariance(ckpt,                  # a checkpoint of train.py (ckpt.pt)
                n_seq=64,              # test sequences averaged over
+               device='cpu',          # cpu | cuda | cuda:N | mps | auto: where the models run (in float32)
                save=''):              # also write the result as JSON to this path
     """Paper 1, Table 6: token covariance of a checkpoint's model, trained and freshly initialised (its seed)."""
-    from common import load_checkpoint, make_task
+    from common import load_checkpoint, make_task, resolve_device
     from model import GPT, GPTConfig
     try:
+        device, _ = resolve_device(device)
         ck = load_checkpoint(ckpt, keys=('model', 'model_args', 'config'))
-        x = torch.as_tensor(make_task(ck['config']).eval_set()[0][:n_seq])
+        x = torch.as_tensor(make_task(ck['config']).eval_set()[0][:n_seq]).to(device)
     except ValueError as e:
         fail(e)
     torch.manual_seed(ck['config'].get('seed', 1337))
-    model = GPT(GPTConfig(**ck['model_args'])).eval()
+    model = GPT(GPTConfig(**ck['model_args'])).eval().to(device)      # initialised on the CPU: the same draw
     out = dict(checkpoint=ckpt, iter=ck.get('iter_num'), variant=ck['model_args']['variant'],
                n_layer=ck['model_args']['n_layer'], sequences=len(x), init=token_covariance(model, x))
     model.load_state_dict(ck['model'])

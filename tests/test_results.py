@@ -282,7 +282,7 @@ def test_every_train_py_stage_plans_runs_that_train_py_reads(tmp_path):
     assert {'max_iters', 'micro_batch_size', 'device'} <= keys
     names = []
     for stage in ('sentiment', 'depth', 'depth16', 'addition', 'memorization', 'khop', 'khop_qk', 'dyck1', 'modular',
-                  'retrieval', 'lm'):
+                  'retrieval', 'lm', 'covariance'):
         out = subprocess.run(['bash', 'results/gpu/paper.sh', stage], cwd=ROOT, check=True, capture_output=True,
                              env=dict(env, MMAX='30 10') if stage == 'retrieval' else env, text=True).stdout
         for line in out.splitlines():
@@ -296,6 +296,43 @@ def test_every_train_py_stage_plans_runs_that_train_py_reads(tmp_path):
             names.append(name)
     assert len(names) == len(set(names)) and len(names) >= 40, names
     assert {'retrieval_frozen_qk_3000steps', 'retrieval_frozen_qk_mmax10_3000steps'} <= set(names)
+
+
+def test_covariance_stage_measures_the_model_each_run_reaches(tmp_path):
+    """paper.sh covariance (Table 6): after each language model's run, sde.py covariance of its checkpoint lands
+    in the run's folder as covariance.json (trained and at initialisation), its command as command.sh's second
+    line, packed with the run; the stage called again leaves the finished run; report.py shows the covariance."""
+    import base64
+    (tmp_path / 'bytes.tiktoken').write_bytes(b''.join(base64.b64encode(bytes([b])) + b' %d\n' % b
+                                                       for b in range(256)))
+    (tmp_path / 'a.txt').write_text('hello world, the cat sat on the mat\n' * 60)
+    (tmp_path / 'a_test.txt').write_text('test text of the cat\n' * 40)
+    data, text = tmp_path / 'data', f'{tmp_path / "a.txt"},{tmp_path / "a_test.txt"}'
+    subprocess.run([sys.executable, 'tasks.py', 'prepare', 'x', f'--input={text}', f'--out_dir={data}',
+                    f'--tokenizer={tmp_path / "bytes.tiktoken"}'], cwd=ROOT, check=True, capture_output=True)
+    logs, out = tmp_path / 'logs', tmp_path / 'out'
+    env = dict(os.environ, LOGS=str(logs), DONE=str(tmp_path / 'done'), RUNS=str(tmp_path / 'runs'), OUT=str(out),
+               DEVICE='cpu', LAYERS='1', VARIANTS='mixit_nosink',
+               PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ['PATH'],
+               EXTRA=f'--lm_data_dir={data} --lm_block_size=16 --n_embd=16 --n_head=2 --batch_size=4 '
+                     '--micro_batch_size=4 --max_iters=2 --eval_interval=2 --warmup_iters=1 --compile=False '
+                     '--dtype=float32')
+    stage = lambda dry='0': subprocess.run(['bash', 'results/gpu/paper.sh', 'covariance'], cwd=ROOT, check=True,
+                                           env=dict(env, DRY=dry), capture_output=True, text=True).stdout
+    stage()
+    run = logs / 'paper1' / 'paper' / 'covariance_mixit_nosink_1'
+    measured = json.loads((run / 'covariance.json').read_text())
+    assert measured['variant'] == 'mixit' and measured['n_layer'] == 1 and measured['iter'] == 2
+    assert all(isinstance(measured[k]['covariance'], float) for k in ('init', 'trained'))
+    train, measure = (run / 'command.sh').read_text().splitlines()
+    assert '--mixit_sink_head=False' in train.split() and measure.startswith('python sde.py covariance ')
+    tar = subprocess.run(['tar', '-tzf', str(out / 'covariance.tar.gz')], check=True, capture_output=True,
+                         text=True).stdout.split()
+    assert 'paper1/paper/covariance_mixit_nosink_1/covariance.json' in tar
+    assert stage(dry='1') == f'covariance_mixit_nosink_1: finished, in {run}\n'
+    (row,) = map(report.row, report.runs(root=str(logs))['paper1'])
+    assert row[6] == (f"covariance (1e-2) {100 * measured['trained']['covariance']:.3f}, at init "
+                      f"{100 * measured['init']['covariance']:.3f}")
 
 
 def test_paper_stage_continues_a_stopped_run_and_leaves_a_finished_one(tmp_path):

@@ -219,6 +219,17 @@ def test_bad_flags_exit_2_with_one_line(flag):
     assert len(lines) == 1 and lines[0].startswith('error: ') and flag[2:].split('=')[0] in lines[0]
 
 
+def test_covariance_names_a_device_it_cannot_use(tmp_path):
+    """sde.py covariance --device: one line naming a device that is not one, or is not here, before any work."""
+    for device, words in (('tpu', 'device must be auto, cpu, cuda, cuda:N or mps'),
+                          ('cuda', "device='cuda' but CUDA is not available")):
+        if device == 'cuda' and torch.cuda.is_available():
+            continue
+        p = run_script('covariance', str(tmp_path / 'ckpt.pt'), f'--device={device}')
+        lines = p.stderr.strip().splitlines()
+        assert p.returncode == 2 and len(lines) == 1 and lines[0].startswith(f"error: {words}"), p.stderr
+
+
 def test_help_lists_every_key():
     p = run_script('check', '--help')
     assert p.returncode == 0

@@ -26,9 +26,14 @@
 #   bash results/gpu/paper.sh appf          # paper 2, App. F: 3- and 4-hop + MLP, + MLP and LN at the CPU size
 #                                           #   (ARCHS, JOBS: which rows, how many runs at a time)
 #   bash results/gpu/paper.sh lm            # Tables 2, 9: the four variants at 12 x 512 on data/gpu_lm
+#   bash results/gpu/paper.sh covariance    # Table 6: random, MixiT and MixiT without its sink head as language
+#                                           #   models at Table 8's shape on data/gpu_lm, 2 to 32 layers (LAYERS),
+#                                           #   LM_ITERS steps each; then each model's token covariance, trained and
+#                                           #   at initialisation (sde.py covariance on the GPU: covariance.json)
 #
 # Data that travels (carry it): data/imdb for sentiment (python tasks.py prepare imdb --task=sentiment
-# --input=<IMDb CSVs> --tokenizer=<gpt2.tiktoken>), data/gpu_lm for lm (bash results/gpu/run.sh data).
+# --input=<IMDb CSVs> --tokenizer=<gpt2.tiktoken>), data/gpu_lm for lm and covariance (bash results/gpu/run.sh
+# data).
 # Every run writes LOGS/<paper>/paper/<run>/ (LOGS: out/gpu/paper/<stage>): command.sh (the exact command),
 # log.jsonl (as the run goes), stdout.txt, machine.txt (GPU, torch) and exit_code (124: stopped by the budget,
 # its last evaluation kept); where $OUT is set (the device tool's output folder) they are packed into
@@ -74,7 +79,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 source results/gpu/common.sh
 STAGES="sentiment depth depth16 addition memorization khop khop_qk dyck1 modular retrieval"
-STAGES+=" universal_a universal_b universal_c appf lm"
+STAGES+=" universal_a universal_b universal_c appf lm covariance"
 stage=${1:-}
 if [[ " $STAGES " != *" $stage "* ]]; then
     echo "error: name a stage: ${STAGES// /, } (got '$stage')" >&2
@@ -85,7 +90,8 @@ declare -A VARIANTS_OF=(   # each train.py stage's variants (khop_qk: settings),
     [addition]="standard frozen_qk frozen_mlp mixit mixit_256" [memorization]="standard frozen_qk frozen_mlp mixit"
     [khop]="standard frozen_qk" [khop_qk]="std0.028 lr5e-4 width1024"
     [dyck1]="standard frozen_qk frozen_mlp mixit mixit_256" [modular]="standard frozen_qk frozen_mlp mixit"
-    [retrieval]="standard frozen_qk frozen_mlp mixit" [lm]="standard frozen_qk frozen_mlp mixit")
+    [retrieval]="standard frozen_qk frozen_mlp mixit" [lm]="standard frozen_qk frozen_mlp mixit"
+    [covariance]="random mixit mixit_nosink")
 all=${VARIANTS_OF[$stage]:-}
 if [ -n "${VARIANTS:-}" ] && [ -z "$all" ]; then
     echo "error: $stage takes no VARIANTS (got '$VARIANTS')" >&2
@@ -98,7 +104,7 @@ for v in $VARIANTS; do
         exit 2
     fi
 done
-declare -A TAKES=([SEEDS]="sentiment khop khop_qk" [LAYERS]="depth depth16" [MMAX]=retrieval)
+declare -A TAKES=([SEEDS]="sentiment khop khop_qk" [LAYERS]="depth depth16 covariance" [MMAX]=retrieval)
 for name in SEEDS LAYERS MMAX; do
     takes=${TAKES[$name]}
     if [ -n "${!name:-}" ] && [[ " $takes " != *" $stage "* ]]; then
@@ -172,19 +178,20 @@ pack() {   # the stage's run folders so far into $OUT/<stage>.tar.gz (one packer
 run() {   # run PAPER NAME CONFIG [flags...]: one train.py run in the background, stopped (SIGTERM) at TIME_S. A
           # run finished by the same command (under DONE, or on this machine by an earlier call) is left as it is;
           # one the budget stopped on this machine continues from its checkpoint (train.py --init_from=resume; its
-          # log and stdout go on)
+          # log and stdout go on). The covariance stage then measures the model the run reached (sde.py covariance)
     local name=$2$TAG
     local res=$LOGS/$1/paper/$name out=$RUNS/$name done=$DONE/$1/paper/$name; shift 2
     local cmd=(python train.py "$@" --device="$DEVICE" --out_dir="$out" --overwrite=True ${EXTRA:-})
     local line go=("${cmd[@]}") append= dir
     line=$(printf '%q ' "${cmd[@]}" | sed 's/ $//')
     for dir in "$done" "$res"; do
-        if [ "$(cat "$dir/command.sh" 2>/dev/null)" = "$line" ] && [ "$(cat "$dir/exit_code" 2>/dev/null)" = 0 ]; then
+        if [ "$(head -n 1 "$dir/command.sh" 2>/dev/null)" = "$line" ] && [ "$(cat "$dir/exit_code" 2>/dev/null)" = 0 ]
+        then
             echo "$name: finished, in $dir"
             return
         fi
     done
-    if [ "$(cat "$res/command.sh" 2>/dev/null)" = "$line" ] && [ "$(cat "$res/exit_code" 2>/dev/null)" = 124 ] &&
+    if [ "$(head -n 1 "$res/command.sh" 2>/dev/null)" = "$line" ] && [ "$(cat "$res/exit_code" 2>/dev/null)" = 124 ] &&
         [ -f "$out/ckpt.pt" ]; then
         go=("${cmd[@]/--overwrite=True/--init_from=resume}") append=1
     fi
@@ -204,6 +211,11 @@ run() {   # run PAPER NAME CONFIG [flags...]: one train.py run in the background
         timeout -k 60 "$TIME_S" "${go[@]}" >&3 2>&1
         echo $? > "$res/exit_code"
         cp "$out/log.jsonl" "$res/log.jsonl" 2>/dev/null
+        if [ "$stage" = covariance ] && [ -f "$out/ckpt.pt" ]; then   # Table 6: the model it reached, measured
+            local measure=(python sde.py covariance "$out/ckpt.pt" --device="$DEVICE" --save="$res/covariance.json")
+            printf '%q ' "${measure[@]}" | sed 's/ $/\n/' >> "$res/command.sh"   # command.sh's second line
+            "${measure[@]}" >&3 2>&1
+        fi
         pack
         echo "$name: exit $(cat "$res/exit_code"), $(tail -n 1 "$res/log.jsonl" 2>/dev/null || echo 'no log')"
     ) &
@@ -338,6 +350,17 @@ appf)   # App. F's 3- and 4-hop rows at the CPU size (config/cpu/), on the GPU: 
         --archs="${ARCHS:-mlp,mlp_ln}" --jobs="${JOBS:-6}" --out=$UNIVERSAL --results="$LOGS/paper2" \
         --flags="--device=$DEVICE${UFLAGS:+,$UFLAGS}" --tag="$DEVICE${UFLAGS:+_rehearsal}"
     salvage cpu paper2
+    ;;
+covariance)   # Table 6 names no width or steps: Table 8's language model, as lm's runs
+    declare -A lm_config=([random]=standard [mixit]=mixit [mixit_nosink]=mixit)
+    declare -A lm_flags=([random]=--variant=random [mixit]= [mixit_nosink]=--mixit_sink_head=False)
+    for n in ${LAYERS:-2 4 8 16 32}; do
+        for v in $VARIANTS; do
+            run paper1 "covariance_${v}_$n" "config/wikitext_${lm_config[$v]}.py" ${lm_flags[$v]} --n_layer="$n" \
+                --lm_data_dir=data/gpu_lm --batch_size=64 --micro_batch_size=64 --max_iters="$LM_ITERS" \
+                --warmup_iters=$((LM_ITERS / 20)) --eval_interval=250
+        done
+    done
     ;;
 lm)
     for v in $VARIANTS; do

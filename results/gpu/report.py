@@ -12,7 +12,7 @@ planned steps are the command's (its config files, then its --max_iters); a run 
 
 The metric is test accuracy (%, higher is better), for memorization accuracy on the pairs it trains on, and for
 language modeling validation loss (nats per token, lower is better); memorization adds bits per parameter,
-decimal addition the share of whole sums right.
+decimal addition the share of whole sums right, Table 6's runs their token covariance (covariance.json).
 
 --pace reads each run's last logged step from its stdout.txt (train.py's `ms/iter` and `MFU` line, and the
 peak its MFU is against): the ms a step took, its MFU, the model FLOPs of a step that these give (MFU x peak
@@ -69,7 +69,7 @@ def gpu_name(path):
 
 def read(folder):
     """One run folder as a dict: name, records (log.jsonl), command, gpu, exit_code (None where the run wrote
-    none: paper 2's finished runs), planned steps and task."""
+    none: paper 2's finished runs), planned steps, task, and covariance.json's numbers (None where it has none)."""
     def text(name):
         path = os.path.join(folder, name)
         return open(path).read().strip() if os.path.isfile(path) else None
@@ -82,9 +82,13 @@ def read(folder):
             fail(f"{os.path.relpath(log)}: line {i} is not JSON ({e.msg})")
     command = text('command.sh') or ''
     max_iters, task = planned(command.splitlines()[0] if command else '')
+    try:
+        covariance = json.loads(text('covariance.json') or 'null')
+    except json.JSONDecodeError as e:
+        fail(f"{os.path.relpath(os.path.join(folder, 'covariance.json'))}: not JSON ({e.msg})")
     return dict(name=os.path.basename(folder), folder=folder, records=records, command=command,
                 exit_code=text('exit_code'), gpu=gpu_name(os.path.join(folder, 'machine.txt')), max_iters=max_iters,
-                task=task)
+                task=task, covariance=covariance)
 
 
 def metric(task):
@@ -118,6 +122,10 @@ def row(run):
         more.append(f"bits/param {last['bits_per_param']:.2f}")
     if 'val_exact' in last:
         more.append(f"whole sums {100 * last['val_exact']:.2f}%")
+    if run['covariance']:                  # Table 6 (sde.py covariance), in units of 1e-2 as the paper
+        cov = run['covariance']
+        more.append(f"covariance (1e-2) {100 * cov['trained']['covariance']:.3f}, at init "
+                    f"{100 * cov['init']['covariance']:.3f}")
     made = '—' if steps is None else f"{steps:,}"
     plan = '?' if run['max_iters'] is None else f"{run['max_iters']:,}"
     return [run['name'], f"{made} / {plan}", ended, label,

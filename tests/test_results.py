@@ -298,6 +298,24 @@ def test_every_train_py_stage_plans_runs_that_train_py_reads(tmp_path):
     assert {'retrieval_frozen_qk_3000steps', 'retrieval_frozen_qk_mmax10_3000steps'} <= set(names)
 
 
+def test_universal_stages_make_each_of_table_1s_rows_once(tmp_path):
+    """DRY=1 of paper.sh's universal_a to universal_f: universal.py experiments at the paper's size, seed 0, one
+    call per row, and the ten rows of paper 2's Table 1 (five tasks, attention-only and + residual and LN) each
+    made by exactly one stage."""
+    import universal
+    env = dict(os.environ, DRY='1', PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ['PATH'])
+    rows = []
+    for stage in ('universal_a', 'universal_b', 'universal_c', 'universal_d', 'universal_e', 'universal_f'):
+        out = subprocess.run(['bash', 'results/gpu/paper.sh', stage], cwd=ROOT, env=env, check=True,
+                             capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            assert line.startswith('universal.py: python universal.py experiments --which=table1 --size=paper '
+                                   '--seeds=0 '), line
+            flags = dict(w[2:].split('=', 1) for w in line.split()[4:])
+            rows.append((flags['tasks'], flags['archs']))
+    assert sorted(rows) == sorted((t, a) for t in universal.TASKS for a in ('attn', 'res_ln'))
+
+
 def test_covariance_stage_measures_the_model_each_run_reaches(tmp_path):
     """paper.sh covariance (Table 6): after each language model's run, sde.py covariance of its checkpoint lands
     in the run's folder as covariance.json (trained and at initialisation), its command as command.sh's second

@@ -23,6 +23,9 @@
 #   bash results/gpu/paper.sh universal_a   # paper 2, Table 1: Dyck-1 attention-only; 2-hop + residual and LN
 #   bash results/gpu/paper.sh universal_b   # paper 2, Table 1: 3-hop + residual and LN
 #   bash results/gpu/paper.sh universal_c   # paper 2, Table 1: 4-hop + residual and LN
+#   bash results/gpu/paper.sh universal_d   # paper 2, Table 1: Dyck-1 and 1-hop + residual and LN
+#   bash results/gpu/paper.sh universal_e   # paper 2, Table 1: 1- and 2-hop attention-only
+#   bash results/gpu/paper.sh universal_f   # paper 2, Table 1: 3- and 4-hop attention-only
 #   bash results/gpu/paper.sh appf          # paper 2, App. F: 3- and 4-hop + MLP, + MLP and LN at the CPU size
 #                                           #   (ARCHS, JOBS: which rows, how many runs at a time)
 #   bash results/gpu/paper.sh lm            # Tables 2, 9: the four variants at 12 x 512 on data/gpu_lm
@@ -79,7 +82,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 source results/gpu/common.sh
 STAGES="sentiment depth depth16 addition memorization khop khop_qk dyck1 modular retrieval"
-STAGES+=" universal_a universal_b universal_c appf lm covariance"
+STAGES+=" universal_a universal_b universal_c universal_d universal_e universal_f appf lm covariance"
 stage=${1:-}
 if [[ " $STAGES " != *" $stage "* ]]; then
     echo "error: name a stage: ${STAGES// /, } (got '$stage')" >&2
@@ -333,16 +336,19 @@ retrieval)   # Table 1 at m_max = 30; Fig. 2 at the others (MMAX)
         done
     done
     ;;
-universal_a)
+universal_?)   # paper 2, Table 1's ten rows (task:architecture), at most two per stage, side by side
+    declare -A rows=([universal_a]="dyck1:attn khop2:res_ln" [universal_b]=khop3:res_ln [universal_c]=khop4:res_ln
+                     [universal_d]="dyck1:res_ln khop1:res_ln" [universal_e]="khop1:attn khop2:attn"
+                     [universal_f]="khop3:attn khop4:attn")
     reuse_done
-    universal dyck1 attn "${JOBS:-3}" &
-    universal khop2 res_ln "${JOBS:-3}" &
+    for row in ${rows[$stage]}; do
+        if [ "$DRY" = 1 ]; then
+            universal "${row%:*}" "${row#*:}" "${JOBS:-3}"
+        else
+            universal "${row%:*}" "${row#*:}" "${JOBS:-3}" &
+        fi
+    done
     wait
-    salvage paper paper2/paper
-    ;;
-universal_b | universal_c)
-    reuse_done
-    universal "$([ "$stage" = universal_b ] && echo khop3 || echo khop4)" res_ln "${JOBS:-3}"
     salvage paper paper2/paper
     ;;
 appf)   # App. F's 3- and 4-hop rows at the CPU size (config/cpu/), on the GPU: tagged _<DEVICE>

@@ -49,14 +49,13 @@
 # a run whose finished log is committed under DONE (default results/: results/<paper>/paper/<run>/, made by the
 # same command) is not made again.
 #
-# Steps are the papers' where a run fits the budget beside its stage's others, and cut where it cannot: the
-# depth runs make DEPTH_ITERS (default 4,000) of the authors' 40,000 steps of 1,000 sums (a run with fewer is
-# named depth_<variant>_<layers>_<DEPTH_ITERS>steps, with all 40,000 depth_<variant>_<layers>), retrieval
-# RETRIEVAL_ITERS (default 3,000; retrieval_<variant>_<RETRIEVAL_ITERS>steps, all 20,000 retrieval_<variant>),
-# each on its own schedule (warm-up and decay within its steps); lm makes LM_ITERS
-# (default 1,500) steps of 64 x 256 tokens; paper 2's 3- and 4-hop runs (60,000 steps) stop where the budget
-# stops them. Configs' micro-batches are for 8 GPUs: on one, every stage runs the global batch in one pass (the
-# same batch; no accumulation).
+# Steps are the papers' where a run fits the budget beside its stage's others, and cut where it cannot: the depth runs
+# make DEPTH_ITERS (default 4,000) of the authors' 40,000 steps of 1,000 sums (a run with fewer is named
+# depth_<variant>_<layers>_<DEPTH_ITERS>steps, with all 40,000 depth_<variant>_<layers>), retrieval RETRIEVAL_ITERS
+# (default 3,000; retrieval_<variant>_<RETRIEVAL_ITERS>steps, all 20,000 retrieval_<variant>), each on its own
+# schedule (warm-up and decay within its steps); lm and covariance make LM_ITERS (default 1,500) steps of 64 x 256
+# tokens; paper 2's 3- and 4-hop runs (60,000 steps) stop where the budget stops them. Configs' micro-batches are for
+# 8 GPUs: on one, every stage runs the global batch in one pass (the same batch; no accumulation).
 # MPS=1 runs the stage's runs through CUDA MPS (results/gpu/common.sh: their kernels at the same time rather
 # than in turns; results/gpu/sharing.sh measures what each way costs), falling back to time slices where it does
 # not start. It starts a control daemon, or uses the one running, and leaves it running for the later calls on
@@ -73,10 +72,10 @@
 # (the universal stages take UFLAGS: universal.py experiments' --flags, which tag the run names). VARIANTS chooses a
 # subset of a train.py stage's variants (one the stage lacks is an error; addition's and dyck1's MixiT with 256 heads
 # is mixit_256; khop_qk's settings std0.028, lr5e-4, width1024), SEEDS of its seeds (sentiment, khop, khop_qk), LAYERS
-# the depths of depth and depth16, MMAX retrieval's m_max values (whole numbers, each an error on the other stages),
-# e.g. SEEDS=1 VARIANTS="standard mixit", LAYERS=2 VARIANTS=mixit DEPTH_ITERS=40000 (the authors' whole schedule). TAG
-# (letters, digits, '.', '_', '-') ends every train.py run's name, so that runs that EXTRA changes land beside the
-# stage's own when unpacked rather than over them, e.g. TAG=_20000steps EXTRA="--max_iters=20000" bash
+# the depths of depth, depth16 and covariance, MMAX retrieval's m_max values (whole numbers, each an error on the
+# other stages), e.g. SEEDS=1 VARIANTS="standard mixit", LAYERS=2 VARIANTS=mixit DEPTH_ITERS=40000 (the authors' whole
+# schedule). TAG (letters, digits, '.', '_', '-') ends every train.py run's name, so that runs that EXTRA changes land
+# beside the stage's own when unpacked rather than over them, e.g. TAG=_20000steps EXTRA="--max_iters=20000" bash
 # results/gpu/paper.sh memorization, or TAG=_seed2 EXTRA=--seed=2 for another seed of a stage without SEEDS.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -108,9 +107,8 @@ for v in $VARIANTS; do
     fi
 done
 declare -A TAKES=([SEEDS]="sentiment khop khop_qk" [LAYERS]="depth depth16 covariance" [MMAX]=retrieval)
-for name in SEEDS LAYERS MMAX; do
-    takes=${TAKES[$name]}
-    if [ -n "${!name:-}" ] && [[ " $takes " != *" $stage "* ]]; then
+for name in SEEDS LAYERS MMAX; do   # lists of whole numbers, each read by the stages TAKES names
+    if [ -n "${!name:-}" ] && [[ " ${TAKES[$name]} " != *" $stage "* ]]; then
         hint=
         if [ $name = SEEDS ]; then hint="; TAG=_seed2 EXTRA=--seed=2 makes a run with seed 2"; fi
         echo "error: $stage takes no $name (got '${!name}'$hint)" >&2
@@ -181,7 +179,7 @@ pack() {   # the stage's run folders so far into $OUT/<stage>.tar.gz (one packer
 run() {   # run PAPER NAME CONFIG [flags...]: one train.py run in the background, stopped (SIGTERM) at TIME_S. A
           # run finished by the same command (under DONE, or on this machine by an earlier call) is left as it is;
           # one the budget stopped on this machine continues from its checkpoint (train.py --init_from=resume; its
-          # log and stdout go on). The covariance stage then measures the model the run reached (sde.py covariance)
+          # log and stdout go on). The covariance stage then measures the model the run reached (sde.py covariance).
     local name=$2$TAG
     local res=$LOGS/$1/paper/$name out=$RUNS/$name done=$DONE/$1/paper/$name; shift 2
     local cmd=(python train.py "$@" --device="$DEVICE" --out_dir="$out" --overwrite=True ${EXTRA:-})

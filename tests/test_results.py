@@ -298,7 +298,7 @@ def test_every_train_py_stage_plans_runs_that_train_py_reads(tmp_path):
     assert {'retrieval_frozen_qk_3000steps', 'retrieval_frozen_qk_mmax10_3000steps'} <= set(names)
 
 
-def test_universal_stages_make_each_of_table_1s_rows_once(tmp_path):
+def test_universal_stages_make_each_of_table_1s_rows_once():
     """DRY=1 of paper.sh's universal_a to universal_f: universal.py experiments at the paper's size, seed 0, one
     call per row, and the ten rows of paper 2's Table 1 (five tasks, attention-only and + residual and LN) each
     made by exactly one stage."""

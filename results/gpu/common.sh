@@ -3,6 +3,7 @@
 #   describe_machine  the date, the GPU (nvidia-smi's csv: a header, then name, memory, driver) or else the CPU
 #                     model, and torch's and CUDA's versions, on stdout: a run's machine.txt
 #   require_counts NAME...  each named variable is a positive whole number, or a one-line error and exit 2
+#   command_line WORD...    the words as one shell-quoted command line (no newline): a run's command.sh
 #
 # CUDA MPS (Multi-Process Service). Processes sharing a GPU without it take turns on it (time slices, one
 # process's kernels at a time); under MPS one server runs every process's kernels, and those of different
@@ -32,6 +33,10 @@ require_counts() {
             exit 2
         fi
     done
+}
+
+command_line() {
+    printf '%q ' "$@" | sed 's/ $//'
 }
 
 mps_control() {   # mps_control COMMAND: one command to the running daemon

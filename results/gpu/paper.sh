@@ -184,7 +184,7 @@ run() {   # run PAPER NAME CONFIG [flags...]: one train.py run in the background
     local res=$LOGS/$1/paper/$name out=$RUNS/$name done=$DONE/$1/paper/$name; shift 2
     local cmd=(python train.py "$@" --device="$DEVICE" --out_dir="$out" --overwrite=True ${EXTRA:-})
     local line go=("${cmd[@]}") append= dir
-    line=$(printf '%q ' "${cmd[@]}" | sed 's/ $//')
+    line=$(command_line "${cmd[@]}")
     for dir in "$done" "$res"; do
         if [ "$(head -n 1 "$dir/command.sh" 2>/dev/null)" = "$line" ] && [ "$(cat "$dir/exit_code" 2>/dev/null)" = 0 ]
         then
@@ -214,7 +214,7 @@ run() {   # run PAPER NAME CONFIG [flags...]: one train.py run in the background
         cp "$out/log.jsonl" "$res/log.jsonl" 2>/dev/null
         if [ "$stage" = covariance ] && [ -f "$out/ckpt.pt" ]; then   # Table 6: the model it reached, measured
             local measure=(python sde.py covariance "$out/ckpt.pt" --device="$DEVICE" --save="$res/covariance.json")
-            printf '%q ' "${measure[@]}" | sed 's/ $/\n/' >> "$res/command.sh"   # command.sh's second line
+            echo "$(command_line "${measure[@]}")" >> "$res/command.sh"   # command.sh's second line
             "${measure[@]}" >&3 2>&1
         fi
         pack
@@ -237,7 +237,7 @@ reuse_done() {   # the finished paper-size universal runs under DONE (a log, no 
 universal_py() {   # universal_py LOG ARGS...: python universal.py ARGS under the budget, its output also in LOG
     local cmd=(python universal.py "${@:2}")
     if [ "$DRY" = 1 ]; then
-        echo "universal.py: $(printf '%q ' "${cmd[@]}" | sed 's/ $//')"
+        echo "universal.py: $(command_line "${cmd[@]}")"
         return
     fi
     timeout -k 60 "$TIME_S" "${cmd[@]}" 2>&1 | tee "$1" || true
@@ -267,6 +267,9 @@ salvage() {   # salvage SIZE RESULTS: the universal runs the budget stopped (out
     done
 }
 
+# lm's and covariance's language models: 64 x 256 tokens a step of the carried tokens, LM_ITERS steps
+lm_steps=(--lm_data_dir=data/gpu_lm --batch_size=64 --micro_batch_size=64 --max_iters="$LM_ITERS"
+          --warmup_iters=$((LM_ITERS / 20)))
 case $stage in
 sentiment)
     for seed in ${SEEDS:-1 2}; do
@@ -361,15 +364,13 @@ covariance)   # Table 6 names no width or steps: Table 8's language model, as lm
     for n in ${LAYERS:-2 4 8 16 32}; do
         for v in $VARIANTS; do
             run paper1 "covariance_${v}_$n" "config/wikitext_${lm_config[$v]}.py" ${lm_flags[$v]} --n_layer="$n" \
-                --lm_data_dir=data/gpu_lm --batch_size=64 --micro_batch_size=64 --max_iters="$LM_ITERS" \
-                --warmup_iters=$((LM_ITERS / 20)) --eval_interval=250
+                "${lm_steps[@]}" --eval_interval=250
         done
     done
     ;;
 lm)
     for v in $VARIANTS; do
-        run paper1 "lm_$v" "config/wikitext_$v.py" --lm_data_dir=data/gpu_lm --batch_size=64 \
-            --micro_batch_size=64 --max_iters="$LM_ITERS" --warmup_iters=$((LM_ITERS / 20)) --eval_interval=100
+        run paper1 "lm_$v" "config/wikitext_$v.py" "${lm_steps[@]}" --eval_interval=100
     done
     ;;
 esac

@@ -57,7 +57,7 @@ copies() {   # copies MODE K [flags...]: K copies of the run at once, each logge
         local cmd=(python train.py "$CONFIG" $FLAGS --max_iters="$ITERS" --eval_interval="$ITERS" --device="$DEVICE"
                    --out_dir="$out" --overwrite=True "$@" ${EXTRA:-})
         mkdir -p "$dir"
-        printf '%q ' "${cmd[@]}" | sed 's/ $//' > "$dir/command.sh"
+        command_line "${cmd[@]}" > "$dir/command.sh"
         (
             set +e
             timeout -k 30 "$TIME_S" "${cmd[@]}" > "$dir/stdout.txt" 2>&1

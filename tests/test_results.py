@@ -189,15 +189,21 @@ def test_report_pace_reads_the_last_logged_step(tmp_path):
 
 
 # what sharing one GPU costs (results/gpu/sharing.sh), CUDA MPS (results/gpu/common.sh), paper.sh's JOBS and MPS
+def script_env(**settings):
+    """The environment for results/gpu's scripts: this one with settings, and this Python first on PATH (the
+    scripts call `python`)."""
+    return dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ['PATH'], **settings)
+
+
 def test_sharing_measures_each_mode_on_a_cpu(tmp_path):
     """results/gpu/sharing.sh's logic, rehearsed on a CPU with a tiny model: the run alone and two copies side by
     side make their steps, and summary.txt gives each copy's ms/iter and the copies' steps per second together,
     beside the run alone's."""
     logs = tmp_path / 'logs'
-    env = dict(os.environ, DEVICE='cpu', ITERS='20', N='2', MODES='alone shared', LOGS=str(logs),
-               RUNS=str(tmp_path / 'runs'), PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ['PATH'],
-               EXTRA='--memorization_n_keys=16 --batch_size=32 --micro_batch_size=32 --n_layer=1 --n_embd=16 '
-                     '--compile=False --dtype=float32')
+    env = script_env(DEVICE='cpu', ITERS='20', N='2', MODES='alone shared', LOGS=str(logs),
+                     RUNS=str(tmp_path / 'runs'),
+                     EXTRA='--memorization_n_keys=16 --batch_size=32 --micro_batch_size=32 --n_layer=1 '
+                           '--n_embd=16 --compile=False --dtype=float32')
     subprocess.run(['bash', 'results/gpu/sharing.sh'], cwd=ROOT, env=env, check=True, capture_output=True)
     for copy in ('alone/1', 'shared/1', 'shared/2'):
         assert (logs / copy / 'exit_code').read_text().strip() == '0', copy
@@ -274,8 +280,7 @@ def test_every_train_py_stage_plans_runs_that_train_py_reads(tmp_path):
     config files are here (report.planned reads the steps and task from them) and whose flags are train.py's keys
     (its --help lists them), no two runs of the stages named alike (retrieval's at two m_max values); a run cut
     short of its config's steps says so in its name."""
-    env = dict(os.environ, DRY='1', DONE=str(tmp_path / 'done'),
-               PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ['PATH'])
+    env = script_env(DRY='1', DONE=str(tmp_path / 'done'))
     usage = subprocess.run([sys.executable, 'train.py', '--help'], cwd=ROOT, check=True, capture_output=True,
                            text=True).stdout
     keys = set(re.findall(r'^ +--(\w+)=', usage, re.M))
@@ -303,7 +308,7 @@ def test_universal_stages_make_each_of_table_1s_rows_once():
     call per row, and the ten rows of paper 2's Table 1 (five tasks, attention-only and + residual and LN) each
     made by exactly one stage."""
     import universal
-    env = dict(os.environ, DRY='1', PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ['PATH'])
+    env = script_env(DRY='1')
     rows = []
     for stage in ('universal_a', 'universal_b', 'universal_c', 'universal_d', 'universal_e', 'universal_f'):
         out = subprocess.run(['bash', 'results/gpu/paper.sh', stage], cwd=ROOT, env=env, check=True,
@@ -329,12 +334,11 @@ def test_covariance_stage_measures_the_model_each_run_reaches(tmp_path):
     subprocess.run([sys.executable, 'tasks.py', 'prepare', 'x', f'--input={text}', f'--out_dir={data}',
                     f'--tokenizer={tmp_path / "bytes.tiktoken"}'], cwd=ROOT, check=True, capture_output=True)
     logs, out = tmp_path / 'logs', tmp_path / 'out'
-    env = dict(os.environ, LOGS=str(logs), DONE=str(tmp_path / 'done'), RUNS=str(tmp_path / 'runs'), OUT=str(out),
-               DEVICE='cpu', LAYERS='1', VARIANTS='mixit_nosink',
-               PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ['PATH'],
-               EXTRA=f'--lm_data_dir={data} --lm_block_size=16 --n_embd=16 --n_head=2 --batch_size=4 '
-                     '--micro_batch_size=4 --max_iters=2 --eval_interval=2 --warmup_iters=1 --compile=False '
-                     '--dtype=float32')
+    env = script_env(LOGS=str(logs), DONE=str(tmp_path / 'done'), RUNS=str(tmp_path / 'runs'), OUT=str(out),
+                     DEVICE='cpu', LAYERS='1', VARIANTS='mixit_nosink',
+                     EXTRA=f'--lm_data_dir={data} --lm_block_size=16 --n_embd=16 --n_head=2 --batch_size=4 '
+                           '--micro_batch_size=4 --max_iters=2 --eval_interval=2 --warmup_iters=1 --compile=False '
+                           '--dtype=float32')
     stage = lambda dry='0': subprocess.run(['bash', 'results/gpu/paper.sh', 'covariance'], cwd=ROOT, check=True,
                                            env=dict(env, DRY=dry), capture_output=True, text=True).stdout
     stage()
@@ -358,10 +362,10 @@ def test_paper_stage_continues_a_stopped_run_and_leaves_a_finished_one(tmp_path)
     called again, its log continuing the first call's; a run finished by the same command under DONE is not made
     again; TAG ends the run's name; DRY=1 says which of these a call would do, and does nothing."""
     logs, done = tmp_path / 'logs', tmp_path / 'done'
-    env = dict(os.environ, LOGS=str(logs), DONE=str(done), RUNS=str(tmp_path / 'runs'), DEVICE='cpu', TIME_S='15',
-               VARIANTS='standard', TAG='_tiny', PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ['PATH'],
-               EXTRA='--memorization_n_keys=16 --max_iters=1000000 --eval_interval=50 --n_layer=1 --n_embd=16 '
-                     '--batch_size=32 --micro_batch_size=32 --compile=False --dtype=float32')
+    env = script_env(LOGS=str(logs), DONE=str(done), RUNS=str(tmp_path / 'runs'), DEVICE='cpu', TIME_S='15',
+                     VARIANTS='standard', TAG='_tiny',
+                     EXTRA='--memorization_n_keys=16 --max_iters=1000000 --eval_interval=50 --n_layer=1 '
+                           '--n_embd=16 --batch_size=32 --micro_batch_size=32 --compile=False --dtype=float32')
     stage = lambda dry='0': subprocess.run(['bash', 'results/gpu/paper.sh', 'memorization'], cwd=ROOT,
                                            env=dict(env, DRY=dry), check=True, capture_output=True, text=True).stdout
     run = logs / 'paper1' / 'paper' / 'memorization_standard_tiny'

@@ -1,0 +1,1 @@
+python train.py config/retrieval_standard.py --retrieval_m_max=30 --micro_batch_size=1024 --max_iters=3000 --warmup_iters=60 --eval_interval=250 --device=cuda --out_dir=out/gpu/paper/runs/retrieval_standard_3000steps --overwrite=True

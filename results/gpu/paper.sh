@@ -168,11 +168,15 @@ if [ "$DRY" = 0 ]; then
     fi
 fi
 
-pack() {   # the stage's run folders so far into $OUT/<stage>.tar.gz (one packer at a time)
+pack() {   # the stage's run folders so far into $OUT/<stage>.tar.gz (one packer at a time, its tar and mv both
+           # under the lock, so that a run's packing never moves another's half-written archive)
     if [ -n "${OUT:-}" ] && [ "$DRY" = 0 ]; then
         mkdir -p "$OUT"
-        flock "$LOGS/.pack" tar -czf "$OUT/$stage.tar.gz.tmp" -C "$LOGS" $(cd "$LOGS" && ls -d paper?) &&
-            mv "$OUT/$stage.tar.gz.tmp" "$OUT/$stage.tar.gz"
+        (
+            flock 9
+            tar -czf "$OUT/$stage.tar.gz.tmp" -C "$LOGS" $(cd "$LOGS" && ls -d paper?) &&
+                mv "$OUT/$stage.tar.gz.tmp" "$OUT/$stage.tar.gz"
+        ) 9> "$LOGS/.pack"
     fi
 }
 

@@ -19,6 +19,12 @@ def pytest_configure(config):
                             'ignore:`torch.jit.script_method` is deprecated:DeprecationWarning:torch')
 
 
+def script_env(**settings):
+    """The environment for results/gpu's scripts: this one with settings, and this Python first on PATH (the
+    scripts call `python`)."""
+    return dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ['PATH'], **settings)
+
+
 @pytest.fixture(autouse=True)
 def keep_signal_handlers():
     """train.py run in the test's process (runpy) installs its SIGINT / SIGTERM handlers: restore pytest's."""

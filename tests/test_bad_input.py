@@ -14,6 +14,7 @@ import time
 
 import pytest
 import torch
+from conftest import script_env
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TINY = ['--task=retrieval', '--retrieval_vocab_size=32', '--retrieval_m_max=4', '--n_test=100', '--n_layer=1',
@@ -596,8 +597,7 @@ def test_data_files_are_checked_against_meta(tmp_path, byte_tokenizer, monkeypat
 def test_paper_sh_names_a_stage_or_setting_it_lacks(stage, env, message, tmp_path):
     """The GPU stages' script rejects a stage or a setting it does not have before it starts any run."""
     logs = tmp_path / 'logs'
-    env = dict(os.environ, LOGS=str(logs), PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ['PATH'],
-               **env)
+    env = script_env(LOGS=str(logs), **env)
     r = subprocess.run(['bash', 'results/gpu/paper.sh', stage], cwd=ROOT, env=env, capture_output=True, text=True)
     assert_one_line_error((r.returncode, r.stdout, r.stderr), message)
     assert not (logs / 'paper1').exists()
@@ -611,8 +611,7 @@ def test_paper_sh_names_a_stage_or_setting_it_lacks(stage, env, message, tmp_pat
 def test_sharing_sh_names_a_setting_it_lacks(env, message, tmp_path):
     """The GPU-sharing measurement rejects a mode, a count or a config it cannot use before it starts a run."""
     logs = tmp_path / 'logs'
-    env = dict(os.environ, LOGS=str(logs), PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ['PATH'],
-               **env)
+    env = script_env(LOGS=str(logs), **env)
     r = subprocess.run(['bash', 'results/gpu/sharing.sh'], cwd=ROOT, env=env, capture_output=True, text=True)
     assert_one_line_error((r.returncode, r.stdout, r.stderr), message)
     assert not logs.exists()

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import script_env
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
 RESULTS = os.path.join(ROOT, 'results', 'paper1')
@@ -189,12 +190,6 @@ def test_report_pace_reads_the_last_logged_step(tmp_path):
 
 
 # what sharing one GPU costs (results/gpu/sharing.sh), CUDA MPS (results/gpu/common.sh), paper.sh's JOBS and MPS
-def script_env(**settings):
-    """The environment for results/gpu's scripts: this one with settings, and this Python first on PATH (the
-    scripts call `python`)."""
-    return dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ['PATH'], **settings)
-
-
 def test_sharing_measures_each_mode_on_a_cpu(tmp_path):
     """results/gpu/sharing.sh's logic, rehearsed on a CPU with a tiny model: the run alone and two copies side by
     side make their steps, and summary.txt gives each copy's ms/iter and the copies' steps per second together,

@@ -140,9 +140,9 @@ def test_report_prints_every_paper_size_run():
 
 def test_report_reads_how_each_run_ended(tmp_path):
     """A language-model run that finished without an exit code reports its lowest validation loss as the best;
-    a run the budget stopped says so, with its steps out of the command's --max_iters; each draws in its task's
-    panel."""
-    def write(name, command, records, exit_code=None):
+    a run the budget stopped says so, with its steps out of the command's --max_iters, and one whose stdout has
+    train.py's closing line had finished before the signal; each draws in its task's panel."""
+    def write(name, command, records, exit_code=None, stdout=None):
         d = tmp_path / 'paper1' / 'paper' / name
         d.mkdir(parents=True)
         (d / 'command.sh').write_text(command + '\n')
@@ -151,19 +151,25 @@ def test_report_reads_how_each_run_ended(tmp_path):
                                        '81559 MiB, 580\ntorch 2.11\n')
         if exit_code is not None:
             (d / 'exit_code').write_text(exit_code + '\n')
+        if stdout is not None:
+            (d / 'stdout.txt').write_text(stdout)
     write('lm_mixit', 'python train.py config/wikitext_mixit.py --max_iters=200 --device=cuda',
           [dict(iter=0, val_loss=10.0), dict(iter=100, val_loss=5.25), dict(iter=200, val_loss=5.5)])
     write('khop_frozen_qk_1', 'python train.py config/khop_frozen_qk.py --seed=1',
           [dict(iter=0, val_loss=2.0, val_acc=0.1), dict(iter=250, val_loss=1.0, val_acc=0.5)], exit_code='124')
+    write('khop_standard_1', 'python train.py config/khop_standard.py --max_iters=250 --seed=1',
+          [dict(iter=0, val_loss=2.0, val_acc=0.1), dict(iter=250, val_loss=0.5, val_acc=0.8)], exit_code='124',
+          stdout='SIGTERM: stopping after this step\nfinal (khop, standard, iter 250): val_acc 0.8000\n')
     (paper,) = report.runs(root=str(tmp_path)).values()
     rows = {r[0]: r for r in map(report.row, paper)}
     assert rows['lm_mixit'][1:6] == ['200 / 200', 'finished', 'val loss', '5.500', '5.250 (step 100)']
     assert rows['khop_frozen_qk_1'][1:6] == ['250 / 5,000', 'stopped by the budget', 'test acc %', '50.00',
                                              '50.00 (step 250)']
     assert rows['khop_frozen_qk_1'][7] == 'NVIDIA H100 80GB HBM3'
+    assert rows['khop_standard_1'][1:5] == ['250 / 250', 'finished', 'test acc %', '80.00']   # SIGTERM after its end
     assert [r['name'] for r in report.runs(['lm'], root=str(tmp_path))['paper1']] == ['lm_mixit']
     panels = report.plot(report.runs(root=str(tmp_path)), str(tmp_path / 'curves.png'))
-    assert panels == {('paper1', 'khop'): ['khop_frozen_qk_1'], ('paper1', 'lm'): ['lm_mixit']}
+    assert panels == {('paper1', 'khop'): ['khop_frozen_qk_1', 'khop_standard_1'], ('paper1', 'lm'): ['lm_mixit']}
     assert (tmp_path / 'curves.png').read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
 
 
@@ -382,6 +388,13 @@ def test_paper_stage_continues_a_stopped_run_and_leaves_a_finished_one(tmp_path)
     finished = done / 'paper1' / 'paper' / 'memorization_standard_tiny'
     finished.mkdir(parents=True)
     (finished / 'command.sh').write_text(command)
+    (finished / 'exit_code').write_text('124\n')          # stopped by the budget ...
+    (finished / 'stdout.txt').write_text('stopped by SIGTERM at iteration 40: ckpt.pt saved\n')
+    assert stage(dry='1').startswith('memorization_standard_tiny: continues: ')
+    (finished / 'stdout.txt').write_text('SIGTERM: stopping after this step\nfinal (memorization, standard, '
+                                         'iter 1000000): val_loss 0.1\n')   # ... after its last step
+    assert 'memorization_standard_tiny: finished, in ' + str(finished) in stage(dry='1')
+    (finished / 'stdout.txt').unlink()
     (finished / 'exit_code').write_text('0\n')
     assert 'memorization_standard_tiny: finished, in ' + str(finished) in stage(dry='1')
     assert 'memorization_standard_tiny: finished, in ' + str(finished) in stage()

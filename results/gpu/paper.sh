@@ -39,7 +39,8 @@
 # data).
 # Every run writes LOGS/<paper>/paper/<run>/ (LOGS: out/gpu/paper/<stage>): command.sh (the exact command),
 # log.jsonl (as the run goes), stdout.txt, machine.txt (GPU, torch) and exit_code (124: stopped by the budget,
-# its last evaluation kept); where $OUT is set (the device tool's output folder) they are packed into
+# its last evaluation kept; a run whose stdout.txt ends with train.py's "final" line made all its steps before
+# the signal, and counts as finished); where $OUT is set (the device tool's output folder) they are packed into
 # $OUT/<stage>.tar.gz as each run ends. Unpack with `tar -xzf <stage>.tar.gz -C results/`: paper-1 runs land in
 # results/paper1/paper/<run>/, paper-2 runs in results/paper2/paper/<run>/ (the paper-size runs), appf's in
 # results/paper2/<run>_cuda/ beside the CPU-size runs (`python universal.py table --which=table2
@@ -180,6 +181,11 @@ pack() {   # the stage's run folders so far into $OUT/<stage>.tar.gz (one packer
     fi
 }
 
+finished() {   # finished DIR: the run in DIR made all its steps: it exited 0, or the budget's SIGTERM came after
+               # its last step (exit code 124 beside train.py's closing "final (...)" line in its stdout.txt)
+    [ "$(cat "$1/exit_code" 2>/dev/null)" = 0 ] || grep -q '^final (' "$1/stdout.txt" 2>/dev/null
+}
+
 run() {   # run PAPER NAME CONFIG [flags...]: one train.py run in the background, stopped (SIGTERM) at TIME_S. A
           # run finished by the same command (under DONE, or on this machine by an earlier call) is left as it is;
           # one the budget stopped on this machine continues from its checkpoint (train.py --init_from=resume; its
@@ -190,8 +196,7 @@ run() {   # run PAPER NAME CONFIG [flags...]: one train.py run in the background
     local line go=("${cmd[@]}") append= dir
     line=$(command_line "${cmd[@]}")
     for dir in "$done" "$res"; do
-        if [ "$(head -n 1 "$dir/command.sh" 2>/dev/null)" = "$line" ] && [ "$(cat "$dir/exit_code" 2>/dev/null)" = 0 ]
-        then
+        if [ "$(head -n 1 "$dir/command.sh" 2>/dev/null)" = "$line" ] && finished "$dir"; then
             echo "$name: finished, in $dir"
             return
         fi

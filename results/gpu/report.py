@@ -3,7 +3,8 @@ The paper-size runs that results/gpu/paper.sh makes, one row each, read from the
 results/paper1/paper/ and results/paper2/paper/ (command.sh, log.jsonl, machine.txt, exit_code): how many of
 its planned steps the run made, how it ended, its last evaluation and its best, and the GPU it ran on. The
 planned steps are the command's (its config files, then its --max_iters); a run that the stage's budget stopped
-(exit code 124) reports the evaluation it reached, which is rarely the paper's.
+(exit code 124) reports the evaluation it reached, which is rarely the paper's; one whose stdout.txt has
+train.py's closing "final" line made all its steps before the signal came, and is finished.
 
     python results/gpu/report.py                 # every paper-size run, a markdown table per paper
     python results/gpu/report.py imdb depth      # the runs whose names start with imdb or depth
@@ -69,7 +70,8 @@ def gpu_name(path):
 
 def read(folder):
     """One run folder as a dict: name, records (log.jsonl), command, gpu, exit_code (None where the run wrote
-    none: paper 2's finished runs), planned steps, task, and covariance.json's numbers (None where it has none)."""
+    none: paper 2's finished runs), final (whether stdout.txt has train.py's closing line), planned steps, task,
+    and covariance.json's numbers (None where it has none)."""
     def text(name):
         path = os.path.join(folder, name)
         return open(path).read().strip() if os.path.isfile(path) else None
@@ -86,9 +88,10 @@ def read(folder):
         covariance = json.loads(text('covariance.json') or 'null')
     except json.JSONDecodeError as e:
         fail(f"{os.path.relpath(os.path.join(folder, 'covariance.json'))}: not JSON ({e.msg})")
+    final = re.search(r'^final \(', text('stdout.txt') or '', re.M) is not None
     return dict(name=os.path.basename(folder), folder=folder, records=records, command=command,
-                exit_code=text('exit_code'), gpu=gpu_name(os.path.join(folder, 'machine.txt')), max_iters=max_iters,
-                task=task, covariance=covariance)
+                exit_code=text('exit_code'), final=final, gpu=gpu_name(os.path.join(folder, 'machine.txt')),
+                max_iters=max_iters, task=task, covariance=covariance)
 
 
 def metric(task):
@@ -104,7 +107,9 @@ def row(run):
     recs = run['records']
     last = recs[-1] if recs else {}
     steps = last.get('iter')
-    if run['exit_code'] is not None:
+    if run['final']:                       # train.py's closing line: all its steps, whatever signal came after
+        ended = 'finished'
+    elif run['exit_code'] is not None:
         ended = ENDED.get(run['exit_code'], f"exit {run['exit_code']}")
     else:                                  # paper 2's finished runs write no exit code
         ended = 'finished' if steps is not None and steps == run['max_iters'] else '—'

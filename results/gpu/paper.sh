@@ -39,7 +39,7 @@
 # data).
 # Every run writes LOGS/<paper>/paper/<run>/ (LOGS: out/gpu/paper/<stage>): command.sh (the exact command),
 # log.jsonl (as the run goes), stdout.txt, machine.txt (GPU, torch) and exit_code (124: stopped by the budget,
-# its last evaluation kept; a run whose stdout.txt ends with train.py's "final" line made all its steps before
+# its last evaluation kept; a run whose stdout.txt has train.py's "final" line made all its steps before
 # the signal, and counts as finished); where $OUT is set (the device tool's output folder) they are packed into
 # $OUT/<stage>.tar.gz as each run ends. Unpack with `tar -xzf <stage>.tar.gz -C results/`: paper-1 runs land in
 # results/paper1/paper/<run>/, paper-2 runs in results/paper2/paper/<run>/ (the paper-size runs), appf's in

@@ -152,14 +152,15 @@ def test_report_reads_how_each_run_ended(tmp_path):
         if exit_code is not None:
             (d / 'exit_code').write_text(exit_code + '\n')
         if stdout is not None:
-            (d / 'stdout.txt').write_text(stdout)
+            (d / 'stdout.txt').write_bytes(stdout)
     write('lm_mixit', 'python train.py config/wikitext_mixit.py --max_iters=200 --device=cuda',
           [dict(iter=0, val_loss=10.0), dict(iter=100, val_loss=5.25), dict(iter=200, val_loss=5.5)])
     write('khop_frozen_qk_1', 'python train.py config/khop_frozen_qk.py --seed=1',
           [dict(iter=0, val_loss=2.0, val_acc=0.1), dict(iter=250, val_loss=1.0, val_acc=0.5)], exit_code='124')
     write('khop_standard_1', 'python train.py config/khop_standard.py --max_iters=250 --seed=1',
           [dict(iter=0, val_loss=2.0, val_acc=0.1), dict(iter=250, val_loss=0.5, val_acc=0.8)], exit_code='124',
-          stdout='SIGTERM: stopping after this step\nfinal (khop, standard, iter 250): val_acc 0.8000\n')
+          stdout=b'iter 250: \xe2\x96\nSIGTERM: stopping after this step\n'   # a bar cut mid-character
+                 b'final (khop, standard, iter 250): val_acc 0.8000\n')
     (paper,) = report.runs(root=str(tmp_path)).values()
     rows = {r[0]: r for r in map(report.row, paper)}
     assert rows['lm_mixit'][1:6] == ['200 / 200', 'finished', 'val loss', '5.500', '5.250 (step 100)']

@@ -70,8 +70,9 @@ def gpu_name(path):
 
 def read(folder):
     """One run folder as a dict: name, records (log.jsonl), command, gpu, exit_code (None where the run wrote
-    none: paper 2's finished runs), final (whether stdout.txt has train.py's closing line), planned steps, task,
-    and covariance.json's numbers (None where it has none)."""
+    none: paper 2's finished runs), stdout (stdout.txt, '' where there is none; a byte that is not UTF-8, as a
+    run killed mid-character leaves, read as U+FFFD), planned steps, task, and covariance.json's numbers (None
+    where it has none)."""
     def text(name):
         path = os.path.join(folder, name)
         return open(path).read().strip() if os.path.isfile(path) else None
@@ -88,9 +89,10 @@ def read(folder):
         covariance = json.loads(text('covariance.json') or 'null')
     except json.JSONDecodeError as e:
         fail(f"{os.path.relpath(os.path.join(folder, 'covariance.json'))}: not JSON ({e.msg})")
-    final = re.search(r'^final \(', text('stdout.txt') or '', re.M) is not None
+    stdout = os.path.join(folder, 'stdout.txt')
+    stdout = open(stdout, errors='replace').read() if os.path.isfile(stdout) else ''
     return dict(name=os.path.basename(folder), folder=folder, records=records, command=command,
-                exit_code=text('exit_code'), final=final, gpu=gpu_name(os.path.join(folder, 'machine.txt')),
+                exit_code=text('exit_code'), stdout=stdout, gpu=gpu_name(os.path.join(folder, 'machine.txt')),
                 max_iters=max_iters, task=task, covariance=covariance)
 
 
@@ -107,7 +109,7 @@ def row(run):
     recs = run['records']
     last = recs[-1] if recs else {}
     steps = last.get('iter')
-    if run['final']:                       # train.py's closing line: all its steps, whatever signal came after
+    if re.search(r'^final \(', run['stdout'], re.M):   # train.py's closing line: all steps made, whatever came after
         ended = 'finished'
     elif run['exit_code'] is not None:
         ended = ENDED.get(run['exit_code'], f"exit {run['exit_code']}")
@@ -140,10 +142,8 @@ def row(run):
 def pace(run, mfu_at):
     """The --pace row of a run: name, steps made / planned, ms/step and MFU of its last logged step, model FLOPs
     per step (MFU x peak x time), and minutes for its planned steps at that pace and at MFU mfu_at."""
-    stdout = os.path.join(run['folder'], 'stdout.txt')
-    text = open(stdout, errors='replace').read() if os.path.isfile(stdout) else ''
-    against = re.search(r'MFU against ([\d.]+) TFLOP/s', text)
-    steps = re.findall(r'iter ([\d,]+): .*?([\d.]+) ms/iter, [\d,]+ tok/s, MFU ([\d.]+)%', text)
+    against = re.search(r'MFU against ([\d.]+) TFLOP/s', run['stdout'])
+    steps = re.findall(r'iter ([\d,]+): .*?([\d.]+) ms/iter, [\d,]+ tok/s, MFU ([\d.]+)%', run['stdout'])
     plan = run['max_iters'] or 0
     made = f"{int(steps[-1][0].replace(',', '')):,}" if steps else '—'
     cells = [run['name'], f"{made} / {f'{plan:,}' if plan else '?'}"]

@@ -279,7 +279,8 @@ def test_paper_stage_runs_jobs_at_a_time_through_a_running_mps_daemon(tmp_path):
 
 def test_every_train_py_stage_plans_runs_that_train_py_reads(tmp_path):
     """DRY=1 of each train.py stage of paper.sh: a line per run, '<name>: runs: python train.py <config> ...', whose
-    config files are here (report.planned reads the steps and task from them) and whose flags are train.py's keys
+    config files are here (report.planned reads the steps, task and variant from them; the name says the variant)
+    and whose flags are train.py's keys
     (its --help lists them), no two runs of the stages named alike (retrieval's at two m_max values); a run cut
     short of its config's steps says so in its name."""
     env = script_env(DRY='1', DONE=str(tmp_path / 'done'))
@@ -295,8 +296,9 @@ def test_every_train_py_stage_plans_runs_that_train_py_reads(tmp_path):
         for line in out.splitlines():
             name, how, command = line.split(': ', 2)
             assert how == 'runs' and command.startswith('python train.py config/'), line
-            max_iters, task = report.planned(command)
-            assert max_iters and task, f"{stage}: train.py cannot read {command}"
+            max_iters, task, variant = report.planned(command)
+            assert max_iters and task and variant, f"{stage}: train.py cannot read {command}"
+            assert f"_{variant}_" in f"_{name}_", f"{stage}: {name} does not name its variant {variant}"
             flags = {w[2:].partition('=')[0] for w in command.split() if w.startswith('--')}
             assert flags <= keys, f"{stage}: train.py has no {sorted(flags - keys)}"
             assert name.endswith(f"_{max_iters}steps") == (stage == 'retrieval' or stage.startswith('depth')), line

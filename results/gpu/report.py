@@ -34,24 +34,25 @@ sys.path.insert(0, ROOT)
 from configurator import ConfigError, fail, train_keys  # noqa: E402
 
 PAPERS = ('paper1', 'paper2')
+LINE_STYLES = ('-', '--', ':', '-.')     # plot: the settings of a panel's runs (seeds, splits), by first appearance
 ENDED = {'0': 'finished', '124': 'stopped by the budget'}
 
 
 def planned(command):
-    """(max_iters, task) that a `python train.py config.py ... --key=value ...` command line gives; (None, None)
-    for a command that names no train.py or configs that cannot be read here."""
+    """(max_iters, task, variant) that a `python train.py config.py ... --key=value ...` command line gives;
+    (None, None, None) for a command that names no train.py or configs that cannot be read here."""
     try:
         words = shlex.split(command)
     except ValueError:                     # an unclosed quote
-        return None, None
+        return None, None, None
     if 'train.py' not in words:
-        return None, None
+        return None, None, None
     argv = [a if a.startswith('--') else os.path.join(ROOT, a) for a in words[words.index('train.py') + 1:]]
     try:
-        got = train_keys(argv, max_iters=0, task='')
+        got = train_keys(argv, max_iters=0, task='', variant='')
     except (ConfigError, OSError):
-        return None, None
-    return got['max_iters'] or None, got['task'] or None
+        return None, None, None
+    return got['max_iters'] or None, got['task'] or None, got['variant'] or None
 
 
 def gpu_name(path):
@@ -71,8 +72,8 @@ def gpu_name(path):
 def read(folder):
     """One run folder as a dict: name, records (log.jsonl), command, gpu, exit_code (None where the run wrote
     none: paper 2's finished runs), stdout (stdout.txt, '' where there is none; a byte that is not UTF-8, as a
-    run killed mid-character leaves, read as U+FFFD), planned steps, task, and covariance.json's numbers (None
-    where it has none)."""
+    run killed mid-character leaves, read as U+FFFD), planned steps, task, variant, and covariance.json's numbers
+    (None where it has none)."""
     def text(name):
         path = os.path.join(folder, name)
         return open(path).read().strip() if os.path.isfile(path) else None
@@ -84,7 +85,7 @@ def read(folder):
         except json.JSONDecodeError as e:
             fail(f"{os.path.relpath(log)}: line {i} is not JSON ({e.msg})")
     command = text('command.sh') or ''
-    max_iters, task = planned(command.splitlines()[0] if command else '')
+    max_iters, task, variant = planned(command.splitlines()[0] if command else '')
     try:
         covariance = json.loads(text('covariance.json') or 'null')
     except json.JSONDecodeError as e:
@@ -93,7 +94,7 @@ def read(folder):
     stdout = open(stdout, errors='replace').read() if os.path.isfile(stdout) else ''
     return dict(name=os.path.basename(folder), folder=folder, records=records, command=command,
                 exit_code=text('exit_code'), stdout=stdout, gpu=gpu_name(os.path.join(folder, 'machine.txt')),
-                max_iters=max_iters, task=task, covariance=covariance)
+                max_iters=max_iters, task=task, variant=variant, covariance=covariance)
 
 
 def metric(task):
@@ -186,7 +187,9 @@ def runs(prefixes=(), root=os.path.join(ROOT, 'results')):
 def plot(found, path):
     """The evaluations of the chosen runs against the step, a panel per task (each paper's runs apart), one line
     per run: the metric of the table (test accuracy %, or language modeling's validation loss), written to path
-    (a .png). Returns {(paper, task): [run names]}, the panels in order."""
+    (a .png). A run whose name holds its variant (`imdb_mixit_2`) has that variant's colour and the line style of
+    the rest of its name (its seed, split or steps), so that each setting's variants share a style; any other
+    run has a colour of its own. Returns {(paper, task): [run names]}, the panels in order."""
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
@@ -198,9 +201,15 @@ def plot(found, path):
     for ax, ((paper, task), rs) in zip(axes[0], panels.items()):
         key, scale, label = metric(task)
         trained = []                       # the losses after step 0, whose range the panel shows
+        colors, styles = {}, {}            # a colour per variant, a line style per setting (the rest of the name)
         for run in rs:
+            variant = run['variant'] if f"_{run['variant']}_" in f"_{run['name']}_" else None
+            setting = run['name'].replace(f"_{variant}", '', 1) if variant else run['name']
+            color = colors.setdefault(variant or run['name'], f"C{len(colors) % 10}")
+            style = styles.setdefault(setting, LINE_STYLES[len(styles) % len(LINE_STYLES)]) if variant else '-'
             recs = [r for r in run['records'] if key in r]
-            ax.plot([r['iter'] for r in recs], [scale * r[key] for r in recs], 'o-', ms=3, label=run['name'])
+            ax.plot([r['iter'] for r in recs], [scale * r[key] for r in recs], marker='o', ms=3, ls=style,
+                    color=color, label=run['name'])
             trained += [r[key] for r in recs if task == 'lm' and r['iter'] > 0]
         if trained:                        # the untrained model's ln(vocabulary) would flatten the curves
             span = max(trained) - min(trained)

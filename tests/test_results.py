@@ -174,6 +174,21 @@ def test_report_reads_how_each_run_ended(tmp_path):
     assert (tmp_path / 'curves.png').read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
 
 
+def test_report_plot_gives_each_variant_a_colour_and_each_setting_a_style():
+    """report.looks: runs that name their variant share its colour across settings and a line style within one
+    (seed 1 solid, seed 2 dashed; the other split dashed); a run whose name lacks its variant (paper 2's) has a
+    colour of its own and a solid line."""
+    run = lambda name, variant: dict(name=name, variant=variant)
+    look = report.looks([run('imdb_mixit_1', 'mixit'), run('imdb_standard_1', 'standard'),
+                         run('imdb_mixit_2', 'mixit'), run('imdb_standard_2', 'standard'),
+                         run('modular_addition_mixit_all_pairs', 'mixit'), run('dyck1_attn_sparse', 'universal'),
+                         run('khop_seed0', None)])
+    assert look['imdb_mixit_1'] == ('C0', '-') and look['imdb_standard_1'] == ('C1', '-')
+    assert look['imdb_mixit_2'] == ('C0', '--') and look['imdb_standard_2'] == ('C1', '--')
+    assert look['modular_addition_mixit_all_pairs'] == ('C0', ':')
+    assert look['dyck1_attn_sparse'] == ('C2', '-') and look['khop_seed0'] == ('C3', '-')
+
+
 def test_report_pace_reads_the_last_logged_step(tmp_path):
     """--pace: the last `ms/iter ... MFU` line of a run's stdout gives its step time, MFU and model FLOPs per step
     (MFU x peak x time), and the minutes its planned steps take at that pace and at the given MFU; a run without
@@ -280,9 +295,8 @@ def test_paper_stage_runs_jobs_at_a_time_through_a_running_mps_daemon(tmp_path):
 def test_every_train_py_stage_plans_runs_that_train_py_reads(tmp_path):
     """DRY=1 of each train.py stage of paper.sh: a line per run, '<name>: runs: python train.py <config> ...', whose
     config files are here (report.planned reads the steps, task and variant from them; the name says the variant)
-    and whose flags are train.py's keys
-    (its --help lists them), no two runs of the stages named alike (retrieval's at two m_max values); a run cut
-    short of its config's steps says so in its name."""
+    and whose flags are train.py's keys (its --help lists them), no two runs of the stages named alike
+    (retrieval's at two m_max values); a run cut short of its config's steps says so in its name."""
     env = script_env(DRY='1', DONE=str(tmp_path / 'done'))
     usage = subprocess.run([sys.executable, 'train.py', '--help'], cwd=ROOT, check=True, capture_output=True,
                            text=True).stdout

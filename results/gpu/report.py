@@ -34,7 +34,7 @@ sys.path.insert(0, ROOT)
 from configurator import ConfigError, fail, train_keys  # noqa: E402
 
 PAPERS = ('paper1', 'paper2')
-LINE_STYLES = ('-', '--', ':', '-.')     # plot: the settings of a panel's runs (seeds, splits), by first appearance
+LINE_STYLES = ('-', '--', ':', '-.')     # looks: a panel's settings (seeds, splits), in the order they come
 ENDED = {'0': 'finished', '124': 'stopped by the budget'}
 
 
@@ -184,12 +184,28 @@ def runs(prefixes=(), root=os.path.join(ROOT, 'results')):
     return out
 
 
+def looks(rs):
+    """{run name: (matplotlib colour, line style)} for one panel's runs: a run whose name holds its variant as a
+    word (`imdb_mixit_2`) has that variant's colour and the line style of the rest of its name (`imdb_2`: its
+    seed, split or steps), so that each variant keeps its colour and each setting its style; any other run has a
+    colour of its own and a solid line. Colours and styles are handed out in the runs' order."""
+    colors, styles, got = {}, {}, {}
+    for run in rs:
+        name, variant = run['name'], run['variant']
+        if variant and f"_{variant}_" in f"_{name}_":
+            setting = f"_{name}_".replace(f"_{variant}_", '_', 1)
+            style = styles.setdefault(setting, LINE_STYLES[len(styles) % len(LINE_STYLES)])
+        else:
+            variant, style = name, '-'
+        got[name] = (colors.setdefault(variant, f"C{len(colors) % 10}"), style)
+    return got
+
+
 def plot(found, path):
     """The evaluations of the chosen runs against the step, a panel per task (each paper's runs apart), one line
     per run: the metric of the table (test accuracy %, or language modeling's validation loss), written to path
-    (a .png). A run whose name holds its variant (`imdb_mixit_2`) has that variant's colour and the line style of
-    the rest of its name (its seed, split or steps), so that each setting's variants share a style; any other
-    run has a colour of its own. Returns {(paper, task): [run names]}, the panels in order."""
+    (a .png), each run in its colour and line style (looks). Returns {(paper, task): [run names]}, the panels in
+    order."""
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
@@ -201,13 +217,10 @@ def plot(found, path):
     for ax, ((paper, task), rs) in zip(axes[0], panels.items()):
         key, scale, label = metric(task)
         trained = []                       # the losses after step 0, whose range the panel shows
-        colors, styles = {}, {}            # a colour per variant, a line style per setting (the rest of the name)
+        look = looks(rs)
         for run in rs:
-            variant = run['variant'] if f"_{run['variant']}_" in f"_{run['name']}_" else None
-            setting = run['name'].replace(f"_{variant}", '', 1) if variant else run['name']
-            color = colors.setdefault(variant or run['name'], f"C{len(colors) % 10}")
-            style = styles.setdefault(setting, LINE_STYLES[len(styles) % len(LINE_STYLES)]) if variant else '-'
             recs = [r for r in run['records'] if key in r]
+            color, style = look[run['name']]
             ax.plot([r['iter'] for r in recs], [scale * r[key] for r in recs], marker='o', ms=3, ls=style,
                     color=color, label=run['name'])
             trained += [r[key] for r in recs if task == 'lm' and r['iter'] > 0]

@@ -74,9 +74,9 @@ def read(folder):
     none: paper 2's finished runs), stdout (stdout.txt, '' where there is none; a byte that is not UTF-8, as a
     run killed mid-character leaves, read as U+FFFD), planned steps, task, variant, and covariance.json's numbers
     (None where it has none)."""
-    def text(name):
+    def text(name):              # a byte that is not UTF-8 (a run killed mid-character leaves one) as U+FFFD
         path = os.path.join(folder, name)
-        return open(path).read().strip() if os.path.isfile(path) else None
+        return open(path, errors='replace').read().strip() if os.path.isfile(path) else None
     log = os.path.join(folder, 'log.jsonl')
     records = []
     for i, line in enumerate(open(log) if os.path.isfile(log) else [], 1):
@@ -90,10 +90,8 @@ def read(folder):
         covariance = json.loads(text('covariance.json') or 'null')
     except json.JSONDecodeError as e:
         fail(f"{os.path.relpath(os.path.join(folder, 'covariance.json'))}: not JSON ({e.msg})")
-    stdout = os.path.join(folder, 'stdout.txt')
-    stdout = open(stdout, errors='replace').read() if os.path.isfile(stdout) else ''
     return dict(name=os.path.basename(folder), folder=folder, records=records, command=command,
-                exit_code=text('exit_code'), stdout=stdout, gpu=gpu_name(os.path.join(folder, 'machine.txt')),
+                exit_code=text('exit_code'), stdout=text('stdout.txt') or '', gpu=gpu_name(os.path.join(folder, 'machine.txt')),
                 max_iters=max_iters, task=task, variant=variant, covariance=covariance)
 
 

@@ -1,15 +1,18 @@
 """
 Paper 1's sweeps at CPU scale: each a knob turned on one CPU config, every value a train.py run whose log is
-kept in results/paper1/<sweep>_<variant>_<value>/ (log.jsonl, command.sh; the covariance runs also
+kept in results/paper1/<sweep>_<variant>_<value>/ (log.jsonl, command.sh; the covariance sweeps' runs also
 covariance.json from `sde.py covariance`).
 
-    depth       Table 5:  MixiT and the random transformer at 2, 4, 8 (3 seeds) and 16 layers, decimal addition
-    heads       Table 11: MixiT with 4, 16, 64, 128 heads, Dyck-1 and decimal addition
-    mmax        Fig. 2:   retrieval accuracy against m_max for the four variants
-    covariance  Table 6:  last-layer token covariance of random and MixiT language models by depth
-    lm          Tables 2, 9: WikiText-2 test log-perplexity of the four variants over 3 seeds
-    imdb        Table 3:  sentiment of whole IMDb reviews, test accuracy of the four variants over 3 seeds
-    yelp        Table 3:  sentiment of Yelp sentences, test accuracy of the four variants, one seed
+    depth          Table 5:  MixiT and the random transformer at 2, 4, 8 (3 seeds) and 16 layers, decimal addition
+    heads          Table 11: MixiT with 4, 16, 64, 128 heads, Dyck-1 and decimal addition
+    mmax           Fig. 2:   retrieval accuracy against m_max for the four variants
+    covariance     Table 6:  last-layer token covariance of random and MixiT language models by depth
+    covariance512  Table 6:  the same models at initialisation at Table 8's shape (width 512, the GPT-2
+                             vocabulary, 2 to 32 layers) on data/gpu_lm (bash results/gpu/run.sh data); no step
+                             is taken (max_iters=0), so the covariance reported is the initialised model's
+    lm             Tables 2, 9: WikiText-2 test log-perplexity of the four variants over 3 seeds
+    imdb           Table 3:  sentiment of whole IMDb reviews, test accuracy of the four variants over 3 seeds
+    yelp           Table 3:  sentiment of Yelp sentences, test accuracy of the four variants, one seed
 
     python results/paper1/sweeps.py list                      # every run, and whether its log is here
     python results/paper1/sweeps.py run --sweep=depth         # train the runs that have no log yet, one at a time
@@ -37,8 +40,8 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                           f'--n_layer={L} --seed={seed}' + (f' --mixit_seed={seed}' if v == 'mixit' else ''))
                          for v in ('mixit', 'random') for seed in (1, 2, 3) for L in (2, 4, 8, 16)
                          if L < 16 or seed == 1] +
-              [(f'depth_mixit_lr3e-3_{L}', 'config/cpu/table5_mixit.py', f'--n_layer={L} --seed=1 --mixit_seed=1 '
-                '--learning_rate=3e-3') for L in (8,)] +
+              [(f'depth_mixit_lr{lr}_{L}', 'config/cpu/table5_mixit.py', f'--n_layer={L} --seed=1 --mixit_seed=1 '
+                f'--learning_rate={lr}') for lr, L in (('3e-3', 8), ('3e-3', 16), ('1e-3', 16))] +
               [(f'depth_mixit{"" if seed == 1 else f"_seed{seed}"}_4500steps_{L}', 'config/cpu/table5_mixit.py',
                 f'--n_layer={L} --seed={seed} --mixit_seed={seed} --max_iters=4500')
                for seed, L in ((3, 8), (1, 8), (3, 4), (1, 16))]),
@@ -48,12 +51,21 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                         for H in (4, 16, 64, 128) if H <= width]),
     'mmax': ('m_max', [(f'mmax_{v}_{m}', f'config/cpu/retrieval_{v}.py', f'--retrieval_m_max={m} --max_iters=1000')
                        for v in VARIANTS for m in (2, 4, 8, 16)] +
-             [('mmax_standard_3000steps_16', 'config/cpu/retrieval_standard.py',
-               '--retrieval_m_max=16 --max_iters=3000')]),
+             [(f'mmax_standard{lr}_3000steps_16', 'config/cpu/retrieval_standard.py',
+               f'--retrieval_m_max=16 --max_iters=3000{flag}')
+              for lr, flag in (('', ''), ('_lr3e-3', ' --learning_rate=3e-3'))]),
     'covariance': ('layers', [(f'covariance_{v}_{L}', f'config/cpu/table6_{v}.py', f'--n_layer={L}')
                               for v in ('random', 'mixit') for L in (2, 4, 8, 16)] +
                    [(f'covariance_mixit_nosink_{L}', 'config/cpu/table6_mixit.py',
                      f'--n_layer={L} --mixit_sink_head=False') for L in (2, 4, 8, 16)]),
+    'covariance512': ('layers', [(f'covariance512_{v}_{L}', f'config/wikitext_{config}.py',
+                                  f'{flags}--n_layer={L} --lm_data_dir=data/gpu_lm --n_test=64 --max_iters=0 '
+                                  '--eval_iters=1 --eval_batch_size=16 --micro_batch_size=16 --compile=False '
+                                  '--dtype=float32')
+                                 for v, config, flags in (('random', 'standard', '--variant=random '),
+                                                          ('mixit', 'mixit', ''),
+                                                          ('mixit_nosink', 'mixit', '--mixit_sink_head=False '))
+                                 for L in (2, 4, 8, 16, 32)]),
     'lm': ('seed', [(f'lm_{v}_{seed}', f'config/cpu/wikitext_{v}.py', f'--seed={seed}')
                     for v in VARIANTS for seed in (1, 2, 3)]),
     'imdb': ('seed', [(f'imdb_{v}_{seed}', f'config/cpu/imdb_{v}.py', f'--seed={seed}')
@@ -75,6 +87,7 @@ PAPER = {
     'covariance': {'random': {2: 0.218, 4: 1.450, 8: 2.075, 16: 1.946, 32: 5.438},
                    'mixit': {2: 0.088, 4: 0.260, 8: 0.210, 16: 0.154, 32: 0.104}},
 }
+PAPER['covariance512'] = PAPER['covariance']
 
 
 def command(name, config, flags):
@@ -121,14 +134,15 @@ def parse_name(name):
 
 
 def metric(sweep, final):
-    """The number a sweep reports for a run: test accuracy %, the trained covariance in units of 1e-2, or the
-    test log-perplexity (lm)."""
-    if sweep == 'covariance':
+    """The number a sweep reports for a run: test accuracy %, the trained covariance in units of 1e-2 (that of
+    the initialised model for covariance512, whose runs take no step), or the test log-perplexity (lm)."""
+    if sweep.startswith('covariance'):
         return 100 * final['covariance']['trained']['covariance']
     return final['val_loss'] if sweep == 'lm' else 100 * final['val_acc']
 
 
-UNITS = dict(covariance='covariance, 1e-2', lm='test log-perplexity, nats')
+UNITS = dict(covariance='covariance, 1e-2', covariance512='covariance at initialisation, 1e-2',
+             lm='test log-perplexity, nats')
 
 
 def mean_sd(xs):
@@ -144,7 +158,7 @@ def list_runs():
     return 0
 
 
-def run(sweep='',       # the sweep to run: depth, heads, mmax, covariance, lm, imdb or yelp
+def run(sweep='',       # the sweep to run: depth, heads, mmax, covariance, covariance512, lm, imdb or yelp
         only=''):       # comma-separated run names within it ('' = all)
     """Train a sweep's runs that have no log here, one at a time, and keep their logs and commands."""
     if sweep not in SWEEPS:
@@ -161,7 +175,7 @@ def run(sweep='',       # the sweep to run: depth, heads, mmax, covariance, lm, 
         out_dir = os.path.join(ROOT, 'out', 'sweeps', name)
         shutil.rmtree(out_dir, ignore_errors=True)
         steps = [cmd]
-        if sweep == 'covariance':
+        if sweep.startswith('covariance'):
             steps.append(f"OMP_NUM_THREADS=1 python sde.py covariance out/sweeps/{name}/ckpt.pt "
                          f"--save=out/sweeps/{name}/covariance.json")
         for step in steps:

@@ -74,7 +74,7 @@ def read(folder):
     none: paper 2's finished runs), stdout (stdout.txt, '' where there is none; a byte that is not UTF-8, as a
     run killed mid-character leaves, read as U+FFFD), planned steps, task, variant, and covariance.json's numbers
     (None where it has none)."""
-    def text(name):              # a byte that is not UTF-8 (a run killed mid-character leaves one) as U+FFFD
+    def text(name):
         path = os.path.join(folder, name)
         return open(path, errors='replace').read().strip() if os.path.isfile(path) else None
     log = os.path.join(folder, 'log.jsonl')
@@ -91,7 +91,8 @@ def read(folder):
     except json.JSONDecodeError as e:
         fail(f"{os.path.relpath(os.path.join(folder, 'covariance.json'))}: not JSON ({e.msg})")
     return dict(name=os.path.basename(folder), folder=folder, records=records, command=command,
-                exit_code=text('exit_code'), stdout=text('stdout.txt') or '', gpu=gpu_name(os.path.join(folder, 'machine.txt')),
+                exit_code=text('exit_code'), stdout=text('stdout.txt') or '',
+                gpu=gpu_name(os.path.join(folder, 'machine.txt')),
                 max_iters=max_iters, task=task, variant=variant, covariance=covariance)
 
 

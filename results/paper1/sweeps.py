@@ -51,9 +51,10 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                         for H in (4, 16, 64, 128) if H <= width]),
     'mmax': ('m_max', [(f'mmax_{v}_{m}', f'config/cpu/retrieval_{v}.py', f'--retrieval_m_max={m} --max_iters=1000')
                        for v in VARIANTS for m in (2, 4, 8, 16)] +
-             [(f'mmax_standard{lr}_3000steps_16', 'config/cpu/retrieval_standard.py',
-               f'--retrieval_m_max=16 --max_iters=3000{flag}')
-              for lr, flag in (('', ''), ('_lr3e-3', ' --learning_rate=3e-3'))]),
+             [('mmax_standard_3000steps_16', 'config/cpu/retrieval_standard.py',
+               '--retrieval_m_max=16 --max_iters=3000'),
+              ('mmax_standard_lr3e-3_3000steps_16', 'config/cpu/retrieval_standard.py',
+               '--retrieval_m_max=16 --max_iters=3000 --learning_rate=3e-3')]),
     'covariance': ('layers', [(f'covariance_{v}_{L}', f'config/cpu/table6_{v}.py', f'--n_layer={L}')
                               for v in ('random', 'mixit') for L in (2, 4, 8, 16)] +
                    [(f'covariance_mixit_nosink_{L}', 'config/cpu/table6_mixit.py',

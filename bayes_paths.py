@@ -975,22 +975,28 @@ def oneshot_theory(model, train, sets, P, widths, taus, seed=0, lr=0.1, tol=1e-5
     scored at that τ. train: (tokens, labels); sets: {name: (x, y)} with 'val' among them.
     → dict: theory {'GP' or N: {set: accuracy, 'tau', and for N 'steps', 'max_grad', 'seconds'}},
     tau_scan {'GP' or N: {τ: val accuracy}}, U {N: (|Π|, |Π|) minimiser at its τ}, alignment {'N=<smallest>',
-    'GP limit': first n_pcs overlaps |e_kᵀY|/|Y| of the training kernel's PCs (Fig. 3d)}, xi_tr (P, |Π|, N0), y_tr
-    (P,), xi_sets {name: (xi, y)}."""
+    'GP limit': first n_pcs overlaps |e_kᵀY|/|Y| of the training kernel's PCs (Fig. 3d)}, gain {N: {set: accuracy at
+    N − the GP limit's}} and gain_se (paired over the same episodes), xi_tr (P, |Π|, N0), y_tr (P,), xi_sets
+    {name: (xi, y)}."""
     x_tr, y_tr = episodes(*train, P, torch.Generator().manual_seed(seed + 3))
     y_tr = y_tr.double()
     xi_tr = model_xi(model, x_tr)
     xi_sets = {k: (model_xi(model, x), y.double()) for k, (x, y) in sets.items()}
 
+    def correct(U, tau, names):
+        return {k: torch.sign(predictor(U, xi_tr, y_tr, xi_sets[k][0], tau)[0]) == xi_sets[k][1] for k in names}
+
     def accuracies(U, tau, names):
-        return {k: accuracy(predictor(U, xi_tr, y_tr, xi_sets[k][0], tau)[0], xi_sets[k][1]) for k in names}
+        return {k: c.double().mean().item() for k, c in correct(U, tau, names).items()}
 
     rest = [k for k in xi_sets if k != 'val']
     eye = torch.eye(xi_tr.shape[1], dtype=DTYPE)
     scan = {'GP': {tau: accuracies(eye, tau, ['val'])['val'] for tau in taus}}
     tau_gp = max(taus, key=lambda t: scan['GP'][t])
-    theory = {'GP': dict(val=scan['GP'][tau_gp], **accuracies(eye, tau_gp, rest), tau=tau_gp)}
-    Us_best = {}
+    gp_correct = correct(eye, tau_gp, rest)
+    theory = {'GP': dict(val=scan['GP'][tau_gp], **{k: c.double().mean().item() for k, c in gp_correct.items()},
+                         tau=tau_gp)}
+    Us_best, gain, gain_se = {}, {}, {}
     for N in tqdm(widths, desc='theory widths'):
         scan[N], best = {}, None
         for tau in taus:
@@ -1003,14 +1009,18 @@ def oneshot_theory(model, train, sets, P, widths, taus, seed=0, lr=0.1, tol=1e-5
                                                        seconds=time.time() - t0))
         val, tau, U, info = best
         Us_best[N] = U
-        theory[N] = dict(val=val, **accuracies(U, tau, rest), tau=tau, **info)
+        c = correct(U, tau, rest)
+        theory[N] = dict(val=val, **{k: c[k].double().mean().item() for k in rest}, tau=tau, **info)
+        gain[N] = {k: theory[N][k] - theory['GP'][k] for k in rest}
+        gain_se[N] = {k: paired_se(c[k], gp_correct[k]) for k in rest}
         r = theory[N]
         tqdm.write(f"N={N}: tau={tau}, " + ", ".join(f"{k} {r[k]:.3f}" for k in xi_sets)
                    + f" (steps {r['steps']}, max|grad| {r['max_grad']:.1e})")
     N_small, k = min(widths), min(n_pcs, P)
     align = {f'N={N_small}': alignment(kernel(Us_best[N_small], xi_tr), y_tr)[:k].tolist(),
              'GP limit': alignment(kernel(eye, xi_tr), y_tr)[:k].tolist()}
-    return dict(theory=theory, tau_scan=scan, U=Us_best, alignment=align, xi_tr=xi_tr, y_tr=y_tr, xi_sets=xi_sets)
+    return dict(theory=theory, tau_scan=scan, U=Us_best, alignment=align, gain=gain, gain_se=gain_se, xi_tr=xi_tr,
+                y_tr=y_tr, xi_sets=xi_sets)
 
 
 def oneshot_nuts(th, N, heads, warmup, samples, seed=0, max_tree_depth=8):
@@ -1154,6 +1164,11 @@ def print_oneshot(res):
         r = theory[key]
         print(f"| {key:>6s} | {r['tau']} | " + " | ".join(pm(r[k], k) for k in ONESHOT_SETS) + " |")
     print("| GD model | - | " + " | ".join(f"{gd[k]:.3f} ± {gd_se[k]:.3f}" for k in ONESHOT_SETS) + " |")
+    if res.get('fw_gain'):
+        print("\n| N | finite width − GP limit (paired): Omniglot | MNIST 0/1 | Fashion 0/1 |")
+        for N, g in res['fw_gain'].items():
+            e = res['fw_gain_se'][N]
+            print(f"| {N} | " + " | ".join(f"{g[k]:+.3f} ± {e[k]:.3f}" for k in ONESHOT_SETS) + " |")
     if res.get('nuts'):
         nt = res['nuts']
         print(f"| NUTS N={nt['N']} | {nt['tau']} | " + " | ".join(pm(nt['acc'][k], k) for k in ONESHOT_SETS) + " |")
@@ -1349,6 +1364,7 @@ def oneshot(out_dir='out/paths-oneshot',   # results.json and PNGs go here
     label = lambda d: {head_label(*lh): v for lh, v in d.items()}
     res = dict(gd_acc=gd['omniglot'], gp_acc=theory['GP']['omniglot'],
                fw_acc={str(N): theory[N]['omniglot'] for N in widths},
+               fw_gain={str(N): th['gain'][N] for N in widths}, fw_gain_se={str(N): th['gain_se'][N] for N in widths},
                n_episodes=n, gd=gd, gd_se=gd_se, gd_train=train_info,
                theory={str(k): v for k, v in theory.items()},
                tau_scan={str(k): {str(t): a for t, a in v.items()} for k, v in th['tau_scan'].items()},

@@ -436,6 +436,12 @@ def test_uniform_denoising_head_is_zero_W_and_leaves_the_other_heads():
         bp.hmc_heads(10, 6, 10.0, torch.Generator().manual_seed(0), denoise_head='none')
 
 
+def test_paired_se_is_the_standard_error_of_the_per_episode_difference():
+    c1, c2 = torch.tensor([True, True, False, False]), torch.tensor([True, False, False, False])
+    assert bp.paired_se(c1, c2) == pytest.approx(0.5 / 2)          # d = (0, 1, 0, 0): std 0.5 over √4
+    assert bp.paired_se(c1, c1) == 0                                # the same classifier: no spread
+
+
 def test_oneshot_command_tiny(tmp_path):
     write_oneshot_data(tmp_path / 'data')
     kw = dict(data_dir=str(tmp_path / 'data'), n_embd=8, qk_dim=4, gd_batch=4, eval_every=2, n_eval=20, P=10,
@@ -447,6 +453,11 @@ def test_oneshot_command_tiny(tmp_path):
     assert res['n_episodes'] == {'val': 20, 'omniglot': 20, 'mnist': 4, 'fashion': 4}   # every 0/1 image once
     assert all(res['theory'][k]['tau'] in (0.5, 1.0) for k in res['theory'])
     assert set(res['tau_scan']['10']) == {'0.5', '1.0'}
+    for N in ('10', '30'):      # the finite-width gain over the GP limit, scored on the same episodes
+        assert set(res['fw_gain'][N]) == set(bp.ONESHOT_SETS)
+        for k in bp.ONESHOT_SETS:
+            assert res['fw_gain'][N][k] == pytest.approx(res['theory'][N][k] - res['theory']['GP'][k])
+            assert 0 <= res['fw_gain_se'][N][k] <= 1
     assert np.array(res['U_theory']).shape == (4, 4) and res['U_theory_N'] == 10
     assert len(res['alignment']['N=10']) == 10                                  # at most P kernel PCs
     assert sorted(res['head_scores']) == ['1.1', '1.2', '2.1', '2.2'] and max(res['head_scores'].values()) == 1

@@ -983,19 +983,18 @@ def oneshot_theory(model, train, sets, P, widths, taus, seed=0, lr=0.1, tol=1e-5
     xi_tr = model_xi(model, x_tr)
     xi_sets = {k: (model_xi(model, x), y.double()) for k, (x, y) in sets.items()}
 
-    def correct(U, tau, names):
+    def correct(U, tau, names):             # {set: (n,) bool, each episode right or not}
         return {k: torch.sign(predictor(U, xi_tr, y_tr, xi_sets[k][0], tau)[0]) == xi_sets[k][1] for k in names}
 
-    def accuracies(U, tau, names):
-        return {k: c.double().mean().item() for k, c in correct(U, tau, names).items()}
+    mean = lambda cs: {k: c.double().mean().item() for k, c in cs.items()}
+    accuracies = lambda U, tau, names: mean(correct(U, tau, names))
 
     rest = [k for k in xi_sets if k != 'val']
     eye = torch.eye(xi_tr.shape[1], dtype=DTYPE)
     scan = {'GP': {tau: accuracies(eye, tau, ['val'])['val'] for tau in taus}}
     tau_gp = max(taus, key=lambda t: scan['GP'][t])
     gp_correct = correct(eye, tau_gp, rest)
-    theory = {'GP': dict(val=scan['GP'][tau_gp], **{k: c.double().mean().item() for k, c in gp_correct.items()},
-                         tau=tau_gp)}
+    theory = {'GP': dict(val=scan['GP'][tau_gp], **mean(gp_correct), tau=tau_gp)}
     Us_best, gain, gain_se = {}, {}, {}
     for N in tqdm(widths, desc='theory widths'):
         scan[N], best = {}, None
@@ -1010,7 +1009,7 @@ def oneshot_theory(model, train, sets, P, widths, taus, seed=0, lr=0.1, tol=1e-5
         val, tau, U, info = best
         Us_best[N] = U
         c = correct(U, tau, rest)
-        theory[N] = dict(val=val, **{k: c[k].double().mean().item() for k in rest}, tau=tau, **info)
+        theory[N] = dict(val=val, **mean(c), tau=tau, **info)
         gain[N] = {k: theory[N][k] - theory['GP'][k] for k in rest}
         gain_se[N] = {k: paired_se(c[k], gp_correct[k]) for k in rest}
         r = theory[N]

@@ -40,8 +40,9 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                           f'--n_layer={L} --seed={seed}' + (f' --mixit_seed={seed}' if v == 'mixit' else ''))
                          for v in ('mixit', 'random') for seed in (1, 2, 3) for L in (2, 4, 8, 16)
                          if L < 16 or seed == 1] +
-              [(f'depth_mixit_lr{lr}_{L}', 'config/cpu/table5_mixit.py', f'--n_layer={L} --seed=1 --mixit_seed=1 '
-                f'--learning_rate={lr}') for lr, L in (('3e-3', 8), ('3e-3', 16), ('1e-3', 16))] +
+              [(f'depth_mixit{"" if seed == 1 else f"_seed{seed}"}_lr{lr}_{L}', 'config/cpu/table5_mixit.py',
+                f'--n_layer={L} --seed={seed} --mixit_seed={seed} --learning_rate={lr}')
+               for seed, lr, L in ((1, '3e-3', 8), (1, '3e-3', 16), (1, '1e-3', 16), (1, '1e-3', 8), (3, '1e-3', 8))] +
               [(f'depth_mixit{"" if seed == 1 else f"_seed{seed}"}_4500steps_{L}', 'config/cpu/table5_mixit.py',
                 f'--n_layer={L} --seed={seed} --mixit_seed={seed} --max_iters=4500')
                for seed, L in ((3, 8), (1, 8), (3, 4), (1, 16))] +

@@ -918,6 +918,11 @@ def standard_error(p, n):
     return math.sqrt(max(p * (1 - p), 0.0) / n)
 
 
+def set_accuracies(correct):
+    """Accuracy of each episode set from its per-episode hits. correct: {set: (n,) bool} → {set: float}."""
+    return {k: c.double().mean().item() for k, c in correct.items()}
+
+
 def train_gd_model(train, val, heads, n_embd, qk_dim, steps, batch, lr, eval_every, seed=0, device='cpu',
                    param='torch', max_minutes=0.0):
     """Gradient-descent training of PathsNet, all weights (paper 3, App. H.1): MSE on `batch` fresh episodes of the
@@ -986,15 +991,14 @@ def oneshot_theory(model, train, sets, P, widths, taus, seed=0, lr=0.1, tol=1e-5
     def correct(U, tau, names):             # {set: (n,) bool, each episode right or not}
         return {k: torch.sign(predictor(U, xi_tr, y_tr, xi_sets[k][0], tau)[0]) == xi_sets[k][1] for k in names}
 
-    mean = lambda cs: {k: c.double().mean().item() for k, c in cs.items()}
-    accuracies = lambda U, tau, names: mean(correct(U, tau, names))
+    accuracies = lambda U, tau, names: set_accuracies(correct(U, tau, names))
 
     rest = [k for k in xi_sets if k != 'val']
     eye = torch.eye(xi_tr.shape[1], dtype=DTYPE)
     scan = {'GP': {tau: accuracies(eye, tau, ['val'])['val'] for tau in taus}}
     tau_gp = max(taus, key=lambda t: scan['GP'][t])
     gp_correct = correct(eye, tau_gp, rest)
-    theory = {'GP': dict(val=scan['GP'][tau_gp], **mean(gp_correct), tau=tau_gp)}
+    theory = {'GP': dict(val=scan['GP'][tau_gp], **set_accuracies(gp_correct), tau=tau_gp)}
     Us_best, gain, gain_se = {}, {}, {}
     for N in tqdm(widths, desc='theory widths'):
         scan[N], best = {}, None
@@ -1009,7 +1013,7 @@ def oneshot_theory(model, train, sets, P, widths, taus, seed=0, lr=0.1, tol=1e-5
         val, tau, U, info = best
         Us_best[N] = U
         c = correct(U, tau, rest)
-        theory[N] = dict(val=val, **mean(c), tau=tau, **info)
+        theory[N] = dict(val=val, **set_accuracies(c), tau=tau, **info)
         gain[N] = {k: theory[N][k] - theory['GP'][k] for k in rest}
         gain_se[N] = {k: paired_se(c[k], gp_correct[k]) for k in rest}
         r = theory[N]
@@ -1060,16 +1064,15 @@ def prune_heads(model, xi_sets, scores, names=ONESHOT_SETS, rescale=True):
     heads = model.heads
     correct = lambda pruned: {k: gd_correct(model, *xi_sets[k], head_path_mask(heads, pruned, rescale), paths=True)
                               for k in names}
-    mean = lambda c: {k: v.double().mean().item() for k, v in c.items()}
     se = lambda c: {k: standard_error(v.double().mean().item(), len(v)) for k, v in c.items()}
     order = sorted([(l, h) for l in range(len(heads)) for h in range(heads[l])], key=lambda lh: scores[lh])
     base = correct([])
-    curve, curve_se = [mean(base)], [se(base)]
+    curve, curve_se = [set_accuracies(base)], [se(base)]
     for n in range(1, len(order) + 1):
         if any(sum(1 for l, _ in order[:n] if l == layer) == H for layer, H in enumerate(heads)):
             break
         c = correct(order[:n])
-        curve.append(mean(c))
+        curve.append(set_accuracies(c))
         curve_se.append(se(c))
     drop, drop_se = {}, {}
     for lh in sorted(order):
@@ -1081,7 +1084,8 @@ def prune_heads(model, xi_sets, scores, names=ONESHOT_SETS, rescale=True):
     empties = lambda pruned: any(sum(1 for l, _ in pruned if l == layer) == H for layer, H in enumerate(heads))
     if len(order) >= 4 and not any(empties(p) for p in picks.values()):
         cs = {w: correct(p) for w, p in picks.items()}
-        two = {w: dict(heads=[head_label(*lh) for lh in picks[w]], acc=mean(cs[w]), se=se(cs[w])) for w in picks}
+        two = {w: dict(heads=[head_label(*lh) for lh in picks[w]], acc=set_accuracies(cs[w]), se=se(cs[w]))
+               for w in picks}
         two['diff'] = {k: two['lowest']['acc'][k] - two['highest']['acc'][k] for k in names}
         two['diff_se'] = {k: paired_se(cs['lowest'][k], cs['highest'][k]) for k in names}
     return dict(order=order, curve=curve, curve_se=curve_se, drop=drop, drop_se=drop_se, two=two)
@@ -1347,7 +1351,7 @@ def oneshot(out_dir='out/paths-oneshot',   # results.json and PNGs go here
     sets = data['sets']
     n = {k: len(y) for k, (x, y) in sets.items()}
     gd_c = {k: gd_correct(model, *sets[k]) for k in sets}
-    gd = {k: c.double().mean().item() for k, c in gd_c.items()}
+    gd = set_accuracies(gd_c)
     gd_se = {k: standard_error(gd[k], n[k]) for k in sets}
     print("GD model (best val checkpoint): " + ", ".join(f"{k} {v:.3f} ± {gd_se[k]:.3f}" for k, v in gd.items()))
     th = oneshot_theory(model, data['train'], sets, P, widths, taus, seed, lr, tol, max_iters, optimizer)

@@ -591,6 +591,7 @@ def test_data_files_are_checked_against_meta(tmp_path, byte_tokenizer, monkeypat
     ('memorization', {'MPS': 'yes'}, "MPS is 0 or 1 (got 'yes')"),
     ('memorization', {'DRY': 'true'}, "DRY is 0 or 1 (got 'true')"),
     ('addition', {'JOBS': '0'}, "JOBS must be a positive whole number (got '0')"),
+    ('memorization', {'CARRY_MB': '0'}, "CARRY_MB must be a positive whole number (got '0')"),
     ('khop', {'TAG': '_lr 5e-4'}, "TAG may hold letters, digits, '.', '_' and '-' only (got '_lr 5e-4')"),
     ('universal_a', {'TAG': '_x'}, "TAG names train.py runs; universal_a's universal.py runs are named by UFLAGS"),
 ])

@@ -416,3 +416,43 @@ def test_paper_stage_continues_a_stopped_run_and_leaves_a_finished_one(tmp_path)
     assert 'memorization_standard_tiny: finished, in ' + str(finished) in stage(dry='1')
     assert 'memorization_standard_tiny: finished, in ' + str(finished) in stage()
     assert iters() == second and (run / 'exit_code').read_text().strip() == '124'
+
+
+def test_paper_stage_continues_a_run_stopped_on_another_machine(tmp_path):
+    """paper.sh with $OUT set packs a run its budget stopped, its out_dir's checkpoint and logs, into
+    $OUT/run_<run>.tar.gz; on another machine, with that call's log committed under DONE and the archive unpacked
+    into RUNS, the stage continues the run, its log and stdout going on from the committed ones. A carried
+    out_dir whose log is not the committed one starts anew."""
+    import shutil
+    import tarfile
+    done = tmp_path / 'done' / 'paper1' / 'paper'
+    env = script_env(DONE=str(tmp_path / 'done'), DEVICE='cpu', TIME_S='15', VARIANTS='standard', TAG='_tiny',
+                     EXTRA='--memorization_n_keys=16 --max_iters=1000000 --eval_interval=50 --n_layer=1 '
+                           '--n_embd=16 --batch_size=32 --micro_batch_size=32 --compile=False --dtype=float32')
+    runs = tmp_path / 'runs'                                    # RUNS, the same path on every machine
+    machine = lambda m: dict(env, LOGS=str(tmp_path / m / 'logs'), RUNS=str(runs), OUT=str(tmp_path / m / 'OUT'))
+    stage = lambda m, dry='0': subprocess.run(['bash', 'results/gpu/paper.sh', 'memorization'], cwd=ROOT,
+                                              env=dict(machine(m), DRY=dry), check=True, capture_output=True,
+                                              text=True).stdout
+    name = 'memorization_standard_tiny'
+    iters = lambda run: [json.loads(line)['iter'] for line in (run / 'log.jsonl').read_text().splitlines()]
+
+    stage('a')
+    shutil.rmtree(runs)                                         # machine b: a bare one, with the carried run
+    with tarfile.open(tmp_path / 'a' / 'OUT' / f'run_{name}.tar.gz') as tar:
+        assert sorted(tar.getnames()) == [f'{name}/{f}' for f in ('ckpt.pt', 'log.jsonl', 'train_log.jsonl')]
+        tar.extractall(runs)
+    with tarfile.open(tmp_path / 'a' / 'OUT' / 'memorization.tar.gz') as tar:   # the stage's logs, committed
+        tar.extractall(tmp_path / 'done')
+    first = iters(done / name)
+    assert (done / name / 'exit_code').read_text().strip() == '124' and len(first) >= 2
+    committed = (done / name / 'log.jsonl').read_text()
+    (done / name / 'log.jsonl').write_text(committed + json.dumps(dict(iter=10 ** 6)) + '\n')   # another call's
+    assert stage('b', dry='1').startswith(f'{name}: runs: python train.py ')
+    (done / name / 'log.jsonl').write_text(committed)
+    assert stage('b', dry='1').startswith(f'{name}: continues: python train.py ')
+    stage('b')
+    run = tmp_path / 'b' / 'logs' / 'paper1' / 'paper' / name
+    second = iters(run)
+    assert second[:len(first)] == first and second[-1] > first[-1]
+    assert (run / 'stdout.txt').read_text().count('stopped by SIGTERM') == 2       # both machines' output

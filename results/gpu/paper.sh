@@ -48,7 +48,11 @@
 # The same stage again on the same machine (a second call while it is still held) continues the runs the budget
 # stopped from their checkpoints and leaves the finished ones, so a stage can span several calls. On any machine,
 # a run whose finished log is committed under DONE (default results/: results/<paper>/paper/<run>/, made by the
-# same command) is not made again.
+# same command) is not made again. A run the budget stopped also goes on on another machine: where $OUT is set, its
+# out_dir's checkpoint and logs come back as $OUT/run_<run>.tar.gz when that holds at most CARRY_MB MiB (default 16,
+# what one file of $OUT may hold: memorization's runs fit, about 9 MB each, the larger models' do not); with the stage's
+# archive of that call committed, `tar -xzf run_<run>.tar.gz -C out/gpu/paper/runs` and carry
+# out/gpu/paper/runs/<run> (RUNS/<run>): the stage continues the run whose committed log.jsonl is the carried one.
 #
 # Steps are the papers' where a run fits the budget beside its stage's others, and cut where it cannot: the depth runs
 # make DEPTH_ITERS (default 4,000) of the authors' 40,000 steps of 1,000 sums (a run with fewer is named
@@ -126,7 +130,8 @@ TIME_S=${TIME_S:-480}
 DEPTH_ITERS=${DEPTH_ITERS:-4000}
 RETRIEVAL_ITERS=${RETRIEVAL_ITERS:-3000}
 LM_ITERS=${LM_ITERS:-1500}
-require_counts TIME_S DEPTH_ITERS RETRIEVAL_ITERS LM_ITERS
+CARRY_MB=${CARRY_MB:-16}
+require_counts TIME_S DEPTH_ITERS RETRIEVAL_ITERS LM_ITERS CARRY_MB
 MPS=${MPS:-0}
 DRY=${DRY:-0}
 for name in MPS DRY; do
@@ -186,10 +191,40 @@ finished() {   # finished DIR: the run in DIR made all its steps: it exited 0, o
     [ "$(cat "$1/exit_code" 2>/dev/null)" = 0 ] || grep -q '^final (' "$1/stdout.txt" 2>/dev/null
 }
 
+stopped() {   # stopped DIR LINE OUT: DIR holds a run of command LINE that the budget stopped (exit code 124, not
+              # finished), and out_dir OUT holds its checkpoint: a ckpt.pt beside the very log.jsonl DIR keeps
+    [ "$(head -n 1 "$1/command.sh" 2>/dev/null)" = "$2" ] && [ "$(cat "$1/exit_code" 2>/dev/null)" = 124 ] &&
+        ! finished "$1" && [ -f "$3/ckpt.pt" ] && cmp -s "$1/log.jsonl" "$3/log.jsonl"
+}
+
+pack_run() {   # pack_run NAME OUT: a stopped run's out_dir OUT (its ckpt.pt and logs) into $OUT/run_NAME.tar.gz,
+               # kept where it is at most CARRY_MB MiB, so that another machine can continue the run
+    if [ -z "${OUT:-}" ]; then return; fi
+    local file=$OUT/run_$1.tar.gz size f files=()
+    for f in ckpt.pt log.jsonl train_log.jsonl; do
+        if [ -f "$2/$f" ]; then files+=("$1/$f"); fi
+    done
+    mkdir -p "$OUT"
+    if ! tar -czf "$file.tmp" -C "$(dirname "$2")" "${files[@]}"; then
+        rm -f "$file.tmp"
+        echo "note: $1's out_dir could not be packed" >&2
+        return
+    fi
+    size=$(stat -c %s "$file.tmp")
+    if [ "$size" -le $((CARRY_MB * 1048576)) ]; then
+        mv "$file.tmp" "$file"
+    else
+        rm "$file.tmp"
+        echo "note: $1's checkpoint packs into $((size / 1048576)) MiB, over CARRY_MB=$CARRY_MB: not packed" >&2
+    fi
+}
+
 run() {   # run PAPER NAME CONFIG [flags...]: one train.py run in the background, stopped (SIGTERM) at TIME_S. A
           # run finished by the same command (under DONE, or on this machine by an earlier call) is left as it is;
-          # one the budget stopped on this machine continues from its checkpoint (train.py --init_from=resume; its
-          # log and stdout go on). The covariance stage then measures the model the run reached (sde.py covariance).
+          # one the budget stopped continues from its checkpoint (train.py --init_from=resume; its log and stdout
+          # go on): stopped on this machine, or elsewhere, its log committed under DONE and its out_dir (pack_run's
+          # archive) unpacked into RUNS. The covariance stage then measures the model the run reached (sde.py
+          # covariance).
     local name=$2$TAG
     local res=$LOGS/$1/paper/$name out=$RUNS/$name done=$DONE/$1/paper/$name; shift 2
     local cmd=(python train.py "$@" --device="$DEVICE" --out_dir="$out" --overwrite=True ${EXTRA:-})
@@ -201,10 +236,12 @@ run() {   # run PAPER NAME CONFIG [flags...]: one train.py run in the background
             return
         fi
     done
-    if [ "$(head -n 1 "$res/command.sh" 2>/dev/null)" = "$line" ] && [ "$(cat "$res/exit_code" 2>/dev/null)" = 124 ] &&
-        [ -f "$out/ckpt.pt" ]; then
-        go=("${cmd[@]/--overwrite=True/--init_from=resume}") append=1
-    fi
+    for dir in "$res" "$done"; do   # stopped by a budget on this machine, or elsewhere with its out_dir carried here
+        if stopped "$dir" "$line" "$out"; then
+            go=("${cmd[@]/--overwrite=True/--init_from=resume}") append=$dir
+            break
+        fi
+    done
     if [ "$DRY" = 1 ]; then
         echo "$name: $([ -n "$append" ] && echo continues || echo runs): $line"
         return
@@ -213,6 +250,9 @@ run() {   # run PAPER NAME CONFIG [flags...]: one train.py run in the background
         wait -n || true
     done
     mkdir -p "$res"
+    if [ -n "$append" ] && [ "$append" != "$res" ]; then   # the committed run's output so far, to go on from
+        cp "$append/stdout.txt" "$res/stdout.txt"
+    fi
     cp "$MACHINE" "$res/"
     echo "$line" > "$res/command.sh"
     (
@@ -225,6 +265,9 @@ run() {   # run PAPER NAME CONFIG [flags...]: one train.py run in the background
             local measure=(python sde.py covariance "$out/ckpt.pt" --device="$DEVICE" --save="$res/covariance.json")
             echo "$(command_line "${measure[@]}")" >> "$res/command.sh"   # command.sh's second line
             "${measure[@]}" >&3 2>&1
+        fi
+        if [ "$(cat "$res/exit_code")" = 124 ] && ! finished "$res"; then
+            pack_run "$name" "$out"
         fi
         pack
         echo "$name: exit $(cat "$res/exit_code"), $(tail -n 1 "$res/log.jsonl" 2>/dev/null || echo 'no log')"

@@ -200,23 +200,23 @@ stopped() {   # stopped DIR LINE OUT: DIR holds a run of command LINE that the b
 pack_run() {   # pack_run NAME OUT: a stopped run's out_dir OUT (its ckpt.pt and logs) into $OUT/run_NAME.tar.gz,
                # kept where it is at most CARRY_MB MiB, so that another machine can continue the run
     if [ -z "${OUT:-}" ]; then return; fi
-    local file=$OUT/run_$1.tar.gz size f files=()
-    for f in ckpt.pt log.jsonl train_log.jsonl; do
-        if [ -f "$2/$f" ]; then files+=("$1/$f"); fi
-    done
-    mkdir -p "$OUT"
-    if ! tar -czf "$file.tmp" -C "$(dirname "$2")" "${files[@]}"; then
-        rm -f "$file.tmp"
-        echo "note: $1's out_dir could not be packed" >&2
-        return
-    fi
-    size=$(stat -c %s "$file.tmp")
-    if [ "$size" -le $((CARRY_MB * 1048576)) ]; then
-        mv "$file.tmp" "$file"
-    else
+    local file=$OUT/run_$1.tar.gz limit=$((CARRY_MB * 1048576)) size f files=()
+    size=$(stat -c %s "$2/ckpt.pt")
+    if [ "$size" -le $((2 * limit)) ]; then   # gzip shrinks weights little: pack only a checkpoint that may fit
+        for f in ckpt.pt log.jsonl train_log.jsonl; do
+            if [ -f "$2/$f" ]; then files+=("$1/$f"); fi
+        done
+        mkdir -p "$OUT"
+        tar -czf "$file.tmp" -C "$(dirname "$2")" "${files[@]}"
+        size=$(stat -c %s "$file.tmp")
+        if [ "$size" -le "$limit" ]; then
+            mv "$file.tmp" "$file"
+            return
+        fi
         rm "$file.tmp"
-        echo "note: $1's checkpoint packs into $((size / 1048576)) MiB, over CARRY_MB=$CARRY_MB: not packed" >&2
     fi
+    echo "note: $1: its checkpoint packs into $((size / 1048576)) MiB or more, over CARRY_MB=$CARRY_MB; it" \
+        "continues on this machine only" >&2
 }
 
 run() {   # run PAPER NAME CONFIG [flags...]: one train.py run in the background, stopped (SIGTERM) at TIME_S. A
@@ -266,7 +266,7 @@ run() {   # run PAPER NAME CONFIG [flags...]: one train.py run in the background
             echo "$(command_line "${measure[@]}")" >> "$res/command.sh"   # command.sh's second line
             "${measure[@]}" >&3 2>&1
         fi
-        if [ "$(cat "$res/exit_code")" = 124 ] && ! finished "$res"; then
+        if [ "$(cat "$res/exit_code")" = 124 ] && ! finished "$res" && [ -f "$out/ckpt.pt" ]; then
             pack_run "$name" "$out"
         fi
         pack

@@ -39,10 +39,11 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
     'depth': ('layers', [(f'depth_{v}{"" if seed == 1 else f"_seed{seed}"}_{L}', f'config/cpu/table5_{v}.py',
                           f'--n_layer={L} --seed={seed}' + (f' --mixit_seed={seed}' if v == 'mixit' else ''))
                          for v in ('mixit', 'random') for seed in (1, 2, 3) for L in (2, 4, 8, 16)
-                         if L < 16 or seed == 1] +
+                         if L < 16 or seed == 1 or (v, seed) == ('mixit', 2)] +
               [(f'depth_mixit{"" if seed == 1 else f"_seed{seed}"}_lr{lr}_{L}', 'config/cpu/table5_mixit.py',
                 f'--n_layer={L} --seed={seed} --mixit_seed={seed} --learning_rate={lr}')
-               for seed, lr, L in ((1, '3e-3', 8), (1, '3e-3', 16), (1, '1e-3', 16), (1, '1e-3', 8), (3, '1e-3', 8))] +
+               for seed, lr, L in ((1, '3e-3', 8), (1, '3e-3', 16), (1, '1e-3', 16), (1, '1e-3', 8), (3, '1e-3', 8),
+                                   (2, '1e-3', 16))] +
               [(f'depth_mixit{"" if seed == 1 else f"_seed{seed}"}_4500steps_{L}', 'config/cpu/table5_mixit.py',
                 f'--n_layer={L} --seed={seed} --mixit_seed={seed} --max_iters=4500')
                for seed, L in ((3, 8), (1, 8), (3, 4), (1, 16))] +
@@ -227,7 +228,8 @@ def table():
 
 def plot(out='assets/paper1_sweeps.png'):   # where the figure goes
     """One panel per sweep that has runs: the metric against the knob, a line per series, the paper's dashed
-    (the covariance panel also the models at initialisation, dotted); the seeds panel: mean ± sd per series."""
+    (the covariance panel also the models at initialisation, dotted); the seeds panel: mean ± sd per series. A
+    panel with more than eight legend entries has its legend in the figure's first empty panel, where it has one."""
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
@@ -237,7 +239,8 @@ def plot(out='assets/paper1_sweeps.png'):   # where the figure goes
     cols = min(3, len(done))
     rows = -(-len(done) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.6 * rows), squeeze=False)
-    for ax in axes.flat[len(done):]:
+    spare = list(axes.flat[len(done):])              # empty panels, to hold a crowded panel's legend
+    for ax in spare:
         ax.axis('off')
     for ax, sweep in zip(axes.flat, done):
         if SWEEPS[sweep][0] == 'seed':               # one point per series: the mean, and the seeds' spread
@@ -248,9 +251,12 @@ def plot(out='assets/paper1_sweeps.png'):   # where the figure goes
             ax.set_ylabel(UNITS.get(sweep, 'test accuracy %'))
             ax.set_title(f'{sweep}: mean ± sd over seeds')
             continue
-        for i, (name, runs) in enumerate(series(sweep).items()):
+        lines = series(sweep)
+        colors = plt.get_cmap('tab10').colors + plt.get_cmap('Dark2').colors    # a colour per series
+        for i, (name, runs) in enumerate(lines.items()):
             xs = sorted(runs)
-            line, = ax.plot(xs, [metric(sweep, runs[x]) for x in xs], 'o-', label=name, color=f'C{i}')
+            line, = ax.plot(xs, [metric(sweep, runs[x]) for x in xs], '-', marker='o^vD'[i % 4], label=name,
+                            color=colors[i % len(colors)])
             if sweep == 'covariance':
                 ax.plot(xs, [100 * runs[x]['covariance']['init']['covariance'] for x in xs], 'o:',
                         color=line.get_color(), label=f'{name}, at init')
@@ -264,7 +270,11 @@ def plot(out='assets/paper1_sweeps.png'):   # where the figure goes
         ax.set_xlabel(SWEEPS[sweep][0])
         ax.set_ylabel(UNITS.get(sweep, 'test accuracy %'))
         ax.set_title(sweep)
-        ax.legend(fontsize=7)
+        handles, labels = ax.get_legend_handles_labels()
+        if len(labels) > 8 and spare:
+            spare.pop(0).legend(handles, labels, title=sweep, fontsize=7, ncol=2, loc='center')
+        else:
+            ax.legend(fontsize=7)
     fig.tight_layout()
     os.makedirs(os.path.dirname(out) or '.', exist_ok=True)
     fig.savefig(out, dpi=120)

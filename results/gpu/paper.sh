@@ -48,7 +48,7 @@
 # The same stage again on the same machine (a second call while it is still held) continues the runs the budget
 # stopped from their checkpoints and leaves the finished ones, so a stage can span several calls. On any machine,
 # a run whose finished log is committed under DONE (default results/: results/<paper>/paper/<run>/, made by the
-# same command) is not made again. A run the budget stopped also goes on on another machine: where $OUT is set, its
+# same command) is not made again. A run the budget stopped can also continue on another machine: where $OUT is set, its
 # out_dir's checkpoint and logs come back as $OUT/run_<run>.tar.gz when that holds at most CARRY_MB MiB (default 16,
 # what one file of $OUT may hold: memorization's runs fit, about 9 MB each, the larger models' do not); with the stage's
 # archive of that call committed, `tar -xzf run_<run>.tar.gz -C out/gpu/paper/runs` and carry

@@ -43,7 +43,7 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
               [(f'depth_mixit{"" if seed == 1 else f"_seed{seed}"}_lr{lr}_{L}', 'config/cpu/table5_mixit.py',
                 f'--n_layer={L} --seed={seed} --mixit_seed={seed} --learning_rate={lr}')
                for seed, lr, L in ((1, '3e-3', 8), (1, '3e-3', 16), (1, '1e-3', 16), (1, '1e-3', 8), (3, '1e-3', 8),
-                                   (2, '1e-3', 16), (3, '1e-3', 16))] +
+                                   (2, '1e-3', 8), (2, '1e-3', 16), (3, '1e-3', 16))] +
               [(f'depth_mixit{"" if seed == 1 else f"_seed{seed}"}_4500steps_{L}', 'config/cpu/table5_mixit.py',
                 f'--n_layer={L} --seed={seed} --mixit_seed={seed} --max_iters=4500')
                for seed, L in ((3, 8), (1, 8), (3, 4), (1, 16))] +

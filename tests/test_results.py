@@ -441,9 +441,9 @@ def test_paper_stage_continues_a_run_stopped_on_another_machine(tmp_path):
     shutil.rmtree(runs)                                         # machine b: a bare one, with the carried run
     with tarfile.open(tmp_path / 'a' / 'OUT' / f'run_{name}.tar.gz') as tar:
         assert sorted(tar.getnames()) == [f'{name}/{f}' for f in ('ckpt.pt', 'log.jsonl', 'train_log.jsonl')]
-        tar.extractall(runs)
+        tar.extractall(runs, filter='data')
     with tarfile.open(tmp_path / 'a' / 'OUT' / 'memorization.tar.gz') as tar:   # the stage's logs, committed
-        tar.extractall(tmp_path / 'done')
+        tar.extractall(tmp_path / 'done', filter='data')
     first = iters(done / name)
     assert (done / name / 'exit_code').read_text().strip() == '124' and len(first) >= 2
     committed = (done / name / 'log.jsonl').read_text()

@@ -1,0 +1,1 @@
+OMP_NUM_THREADS=1 python train.py config/cpu/table5_mixit.py --n_layer=16 --seed=3 --mixit_seed=3 --learning_rate=1e-3 --max_iters=3000 --device=cpu --out_dir=out/sweeps/depth_mixit_seed3_lr1e-3_3000steps_16

@@ -1064,7 +1064,7 @@ def prune_heads(model, xi_sets, scores, names=ONESHOT_SETS, rescale=True):
     heads = model.heads
     correct = lambda pruned: {k: gd_correct(model, *xi_sets[k], head_path_mask(heads, pruned, rescale), paths=True)
                               for k in names}
-    se = lambda c: {k: standard_error(v.double().mean().item(), len(v)) for k, v in c.items()}
+    se = lambda c: {k: standard_error(acc, len(c[k])) for k, acc in set_accuracies(c).items()}
     order = sorted([(l, h) for l in range(len(heads)) for h in range(heads[l])], key=lambda lh: scores[lh])
     base = correct([])
     curve, curve_se = [set_accuracies(base)], [se(base)]

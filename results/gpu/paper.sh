@@ -266,7 +266,7 @@ run() {   # run PAPER NAME CONFIG [flags...]: one train.py run in the background
             echo "$(command_line "${measure[@]}")" >> "$res/command.sh"   # command.sh's second line
             "${measure[@]}" >&3 2>&1
         fi
-        if [ "$(cat "$res/exit_code")" = 124 ] && ! finished "$res" && [ -f "$out/ckpt.pt" ]; then
+        if stopped "$res" "$line" "$out"; then   # what a later call, here or elsewhere, would continue
             pack_run "$name" "$out"
         fi
         pack

@@ -43,14 +43,18 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
               [(f'depth_mixit{"" if seed == 1 else f"_seed{seed}"}_lr{lr}_{L}', 'config/cpu/table5_mixit.py',
                 f'--n_layer={L} --seed={seed} --mixit_seed={seed} --learning_rate={lr}')
                for seed, lr, L in ((1, '3e-3', 8), (1, '3e-3', 16), (1, '1e-3', 16), (1, '1e-3', 8), (3, '1e-3', 8),
-                                   (2, '1e-3', 8), (2, '1e-3', 16), (3, '1e-3', 16))] +
+                                   (2, '1e-3', 8), (2, '1e-3', 16), (3, '1e-3', 16), (4, '1e-3', 16),
+                                   (5, '1e-3', 16))] +
               [(f'depth_mixit{"" if seed == 1 else f"_seed{seed}"}_4500steps_{L}', 'config/cpu/table5_mixit.py',
                 f'--n_layer={L} --seed={seed} --mixit_seed={seed} --max_iters=4500')
                for seed, L in ((3, 8), (1, 8), (3, 4), (1, 16))] +
               [('depth_mixit_lr1e-3_4500steps_16', 'config/cpu/table5_mixit.py',
                 '--n_layer=16 --seed=1 --mixit_seed=1 --learning_rate=1e-3 --max_iters=4500'),
                ('depth_mixit_seed3_lr1e-3_3000steps_16', 'config/cpu/table5_mixit.py',
-                '--n_layer=16 --seed=3 --mixit_seed=3 --learning_rate=1e-3 --max_iters=3000')]),
+                '--n_layer=16 --seed=3 --mixit_seed=3 --learning_rate=1e-3 --max_iters=3000')] +
+              [(f'depth_random_w512{"" if steps == 1500 else f"_{steps}steps"}_{L}', 'config/cpu/table5_random.py',
+                f'--n_layer={L} --seed=1 --n_embd=512 --n_head=128' + ('' if steps == 1500 else f' --max_iters={steps}'))
+               for L, steps in ((2, 1500), (2, 4500))]),     # the paper's width: 128 heads of width 4
     'heads': ('heads', [(f'heads_{task}_mixit_{H}', f'config/cpu/{config}.py', f'--n_head={H}')   # heads of width >= 1
                         for task, config, width in (('dyck1', 'dyck1_mixit', 128),
                                                     ('decimal_addition', 'table11_decimal_addition_mixit', 64))

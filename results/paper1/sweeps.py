@@ -54,7 +54,8 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                ('depth_mixit_seed3_lr1e-3_3000steps_16', 'config/cpu/table5_mixit.py',
                 '--n_layer=16 --seed=3 --mixit_seed=3 --learning_rate=1e-3 --max_iters=3000')] +
               [(f'depth_random_w512{"" if steps == 1500 else f"_{steps}steps"}_{L}', 'config/cpu/table5_random.py',
-                f'--n_layer={L} --seed=1 --n_embd=512 --n_head=128' + ('' if steps == 1500 else f' --max_iters={steps}'))
+                f'--n_layer={L} --seed=1 --n_embd=512 --n_head=128'
+                + ('' if steps == 1500 else f' --max_iters={steps}'))
                for L, steps in ((2, 1500), (2, 4500), (4, 1500))] +     # the paper's width: 128 heads of width 4
               [('depth_random_4500steps_2', 'config/cpu/table5_random.py', '--n_layer=2 --seed=1 --max_iters=4500')]),
     'heads': ('heads', [(f'heads_{task}_mixit_{H}', f'config/cpu/{config}.py', f'--n_head={H}')   # heads of width >= 1

@@ -36,28 +36,31 @@ from configurator import fail, run_command  # noqa: E402
 
 VARIANTS = ('standard', 'frozen_qk', 'frozen_mlp', 'mixit')
 PREFIX = 'OMP_NUM_THREADS=1 python train.py'
+
+
+def depth_run(variant, L, seed=1, lr='', steps=1500, width=128):
+    """A Table 5 run (name, config, flags): config/cpu/table5_<variant>.py at L layers, with the seed (for MixiT
+    also the mixing matrices'), and where they differ from the config, the width (heads of width 4), the peak lr
+    and the schedule's length; the name marks each, e.g. depth_mixit_seed3_lr1e-3_3000steps_16."""
+    name = (f'depth_{variant}' + (f'_w{width}' if width != 128 else '') + (f'_seed{seed}' if seed != 1 else '')
+            + (f'_lr{lr}' if lr else '') + (f'_{steps}steps' if steps != 1500 else '') + f'_{L}')
+    flags = (f'--n_layer={L} --seed={seed}' + (f' --mixit_seed={seed}' if variant == 'mixit' else '')
+             + (f' --n_embd={width} --n_head={width // 4}' if width != 128 else '')
+             + (f' --learning_rate={lr}' if lr else '') + (f' --max_iters={steps}' if steps != 1500 else ''))
+    return name, f'config/cpu/table5_{variant}.py', flags
+
+
 SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
-    'depth': ('layers', [(f'depth_{v}{"" if seed == 1 else f"_seed{seed}"}_{L}', f'config/cpu/table5_{v}.py',
-                          f'--n_layer={L} --seed={seed}' + (f' --mixit_seed={seed}' if v == 'mixit' else ''))
-                         for v in ('mixit', 'random') for seed in (1, 2, 3) for L in (2, 4, 8, 16)
+    'depth': ('layers', [depth_run(v, L, seed) for v in ('mixit', 'random') for seed in (1, 2, 3) for L in (2, 4, 8, 16)
                          if L < 16 or seed == 1 or (v, seed) == ('mixit', 2)] +
-              [(f'depth_mixit{"" if seed == 1 else f"_seed{seed}"}_lr{lr}_{L}', 'config/cpu/table5_mixit.py',
-                f'--n_layer={L} --seed={seed} --mixit_seed={seed} --learning_rate={lr}')
+              [depth_run('mixit', L, seed, lr=lr)
                for seed, lr, L in ((1, '3e-3', 8), (1, '3e-3', 16), (1, '1e-3', 16), (1, '1e-3', 8), (3, '1e-3', 8),
                                    (2, '1e-3', 8), (2, '1e-3', 16), (3, '1e-3', 16), (4, '1e-3', 16),
                                    (5, '1e-3', 16))] +
-              [(f'depth_mixit{"" if seed == 1 else f"_seed{seed}"}_4500steps_{L}', 'config/cpu/table5_mixit.py',
-                f'--n_layer={L} --seed={seed} --mixit_seed={seed} --max_iters=4500')
-               for seed, L in ((3, 8), (1, 8), (3, 4), (1, 16))] +
-              [('depth_mixit_lr1e-3_4500steps_16', 'config/cpu/table5_mixit.py',
-                '--n_layer=16 --seed=1 --mixit_seed=1 --learning_rate=1e-3 --max_iters=4500'),
-               ('depth_mixit_seed3_lr1e-3_3000steps_16', 'config/cpu/table5_mixit.py',
-                '--n_layer=16 --seed=3 --mixit_seed=3 --learning_rate=1e-3 --max_iters=3000')] +
-              [(f'depth_random_w512{"" if steps == 1500 else f"_{steps}steps"}_{L}', 'config/cpu/table5_random.py',
-                f'--n_layer={L} --seed=1 --n_embd=512 --n_head=128'
-                + ('' if steps == 1500 else f' --max_iters={steps}'))
-               for L, steps in ((2, 1500), (2, 4500), (4, 1500))] +     # the paper's width: 128 heads of width 4
-              [('depth_random_4500steps_2', 'config/cpu/table5_random.py', '--n_layer=2 --seed=1 --max_iters=4500')]),
+              [depth_run('mixit', L, seed, steps=4500) for seed, L in ((3, 8), (1, 8), (3, 4), (1, 16))] +
+              [depth_run('mixit', 16, 1, lr='1e-3', steps=4500), depth_run('mixit', 16, 3, lr='1e-3', steps=3000)] +
+              [depth_run('random', L, width=512, steps=steps) for L, steps in ((2, 1500), (2, 4500), (4, 1500))] +
+              [depth_run('random', 2, steps=4500)]),
     'heads': ('heads', [(f'heads_{task}_mixit_{H}', f'config/cpu/{config}.py', f'--n_head={H}')   # heads of width >= 1
                         for task, config, width in (('dyck1', 'dyck1_mixit', 128),
                                                     ('decimal_addition', 'table11_decimal_addition_mixit', 64))

@@ -61,7 +61,8 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
               [depth_run('mixit', 16, 1, lr='1e-3', steps=4500), depth_run('mixit', 16, 3, lr='1e-3', steps=3000)] +
               [depth_run('random', L, width=512, steps=steps) for L, steps in ((2, 1500), (2, 4500), (4, 1500))] +
               [depth_run('random', 2, steps=steps) for steps in (4500, 13500)] +
-              [depth_run('random', 2, seed=2, width=512, steps=4500), depth_run('random', 2, width=256, steps=4500)]),
+              [depth_run('random', 2, seed=2, width=512, steps=4500)] +
+              [depth_run('random', 2, width=width, steps=4500) for width in (256, 384)]),
     'heads': ('heads', [(f'heads_{task}_mixit_{H}', f'config/cpu/{config}.py', f'--n_head={H}')   # heads of width >= 1
                         for task, config, width in (('dyck1', 'dyck1_mixit', 128),
                                                     ('decimal_addition', 'table11_decimal_addition_mixit', 64))

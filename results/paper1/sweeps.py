@@ -4,7 +4,8 @@ kept in results/paper1/<sweep>_<variant>_<value>/ (log.jsonl, command.sh; the co
 covariance.json from `sde.py covariance`).
 
     depth          Table 5:  MixiT and the random transformer at 2, 4, 8 (3 seeds) and 16 layers, decimal addition
-                             (width 128, and the random transformer at the paper's width 512), other lrs and schedules
+                             (width 128; the random transformer also at 256, 384 and the paper's 512), other lrs and
+                             schedules
     heads          Table 11: MixiT with 4, 16, 64, 128 heads, Dyck-1 and decimal addition
     mmax           Fig. 2:   retrieval accuracy against m_max for the four variants
     covariance     Table 6:  last-layer token covariance of random and MixiT language models by depth

@@ -60,10 +60,10 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                                    (5, '1e-3', 16))] +
               [depth_run('mixit', L, seed, steps=4500) for seed, L in ((3, 8), (1, 8), (3, 4), (1, 16))] +
               [depth_run('mixit', 16, 1, lr='1e-3', steps=4500), depth_run('mixit', 16, 3, lr='1e-3', steps=3000)] +
-              [depth_run('random', L, width=512, steps=steps) for L, steps in ((2, 1500), (2, 4500), (4, 1500))] +
-              [depth_run('random', 2, steps=steps) for steps in (4500, 13500)] +
-              [depth_run('random', 2, seed=2, width=512, steps=4500)] +
-              [depth_run('random', 2, width=width, steps=4500) for width in (256, 384)]),
+              [depth_run('random', L, seed, width=width, steps=steps)
+               for L, seed, width, steps in ((2, 1, 512, 1500), (2, 1, 512, 4500), (4, 1, 512, 1500), (2, 1, 128, 4500),
+                                             (2, 1, 128, 13500), (2, 2, 512, 4500), (2, 1, 256, 4500),
+                                             (2, 1, 384, 4500))]),
     'heads': ('heads', [(f'heads_{task}_mixit_{H}', f'config/cpu/{config}.py', f'--n_head={H}')   # heads of width >= 1
                         for task, config, width in (('dyck1', 'dyck1_mixit', 128),
                                                     ('decimal_addition', 'table11_decimal_addition_mixit', 64))

@@ -76,11 +76,16 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
               ('mmax_standard_lr3e-3_3000steps_16', 'config/cpu/retrieval_standard.py',
                '--retrieval_m_max=16 --max_iters=3000 --learning_rate=3e-3'),
               ('mmax_standard_10000steps_16', 'config/cpu/retrieval_standard.py',
-               '--retrieval_m_max=16 --max_iters=10000'),
-              ('mmax_frozen_qk_32', 'config/cpu/retrieval_frozen_qk.py', '--retrieval_m_max=32 --max_iters=1000')] +
+               '--retrieval_m_max=16 --max_iters=10000')] +
+             [(f'mmax_{v}_32', f'config/cpu/retrieval_{v}.py', '--retrieval_m_max=32 --max_iters=1000')
+              for v in ('frozen_qk', 'frozen_mlp')] +
              [(f'mmax_{v}_qkstd0.0566_{m}', f'config/cpu/retrieval_{v}.py',     # Frozen-QK's score scale, learned
                f'--retrieval_m_max={m} --max_iters=1000 --qk_init_std=0.0566')
-              for m in (16, 32) for v in ('standard', 'frozen_mlp')]),
+              for m in (16, 32) for v in ('standard', 'frozen_mlp')] +
+             [('mmax_frozen_qk_3000steps_32', 'config/cpu/retrieval_frozen_qk.py',
+               '--retrieval_m_max=32 --max_iters=3000'),
+              ('mmax_standard_qkstd0.0566_3000steps_32', 'config/cpu/retrieval_standard.py',
+               '--retrieval_m_max=32 --max_iters=3000 --qk_init_std=0.0566')]),
     'covariance': ('layers', [(f'covariance_{v}_{L}', f'config/cpu/table6_{v}.py', f'--n_layer={L}')
                               for v in ('random', 'mixit') for L in (2, 4, 8, 16)] +
                    [(f'covariance_mixit_nosink_{L}', 'config/cpu/table6_mixit.py',

@@ -85,7 +85,9 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
              [('mmax_frozen_qk_3000steps_32', 'config/cpu/retrieval_frozen_qk.py',
                '--retrieval_m_max=32 --max_iters=3000'),
               ('mmax_standard_qkstd0.0566_3000steps_32', 'config/cpu/retrieval_standard.py',
-               '--retrieval_m_max=32 --max_iters=3000 --qk_init_std=0.0566')]),
+               '--retrieval_m_max=32 --max_iters=3000 --qk_init_std=0.0566'),
+              ('mmax_standard_qkstd0.0566_seed2_3000steps_32', 'config/cpu/retrieval_standard.py',
+               '--retrieval_m_max=32 --max_iters=3000 --qk_init_std=0.0566 --seed=2')]),
     'covariance': ('layers', [(f'covariance_{v}_{L}', f'config/cpu/table6_{v}.py', f'--n_layer={L}')
                               for v in ('random', 'mixit') for L in (2, 4, 8, 16)] +
                    [(f'covariance_mixit_nosink_{L}', 'config/cpu/table6_mixit.py',

@@ -51,6 +51,17 @@ def depth_run(variant, L, seed=1, lr='', steps=1500, width=128):
     return name, f'config/cpu/table5_{variant}.py', flags
 
 
+def mmax_run(variant, m, steps=1000, lr='', qkstd='', seed=None):
+    """A Fig. 2 run (name, config, flags): config/cpu/retrieval_<variant>.py at m_max = m, and where they differ
+    from the sweep's 1,000 steps and the config, the peak lr, the W_Q, W_K init std (qkstd; Frozen-QK's score
+    scale is 0.0566) and the seed; the name marks each, e.g. mmax_standard_qkstd0.0566_seed2_3000steps_32."""
+    name = (f'mmax_{variant}' + (f'_lr{lr}' if lr else '') + (f'_qkstd{qkstd}' if qkstd else '')
+            + (f'_seed{seed}' if seed else '') + (f'_{steps}steps' if steps != 1000 else '') + f'_{m}')
+    flags = (f'--retrieval_m_max={m} --max_iters={steps}' + (f' --learning_rate={lr}' if lr else '')
+             + (f' --qk_init_std={qkstd}' if qkstd else '') + (f' --seed={seed}' if seed else ''))
+    return name, f'config/cpu/retrieval_{variant}.py', flags
+
+
 SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
     'depth': ('layers', [depth_run(v, L, seed) for v in ('mixit', 'random') for seed in (1, 2, 3) for L in (2, 4, 8, 16)
                          if L < 16 or seed == 1 or (v, seed) == ('mixit', 2)] +
@@ -69,25 +80,12 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                         for task, config, width in (('dyck1', 'dyck1_mixit', 128),
                                                     ('decimal_addition', 'table11_decimal_addition_mixit', 64))
                         for H in (4, 16, 64, 128) if H <= width]),
-    'mmax': ('m_max', [(f'mmax_{v}_{m}', f'config/cpu/retrieval_{v}.py', f'--retrieval_m_max={m} --max_iters=1000')
-                       for v in VARIANTS for m in (2, 4, 8, 16)] +
-             [('mmax_standard_3000steps_16', 'config/cpu/retrieval_standard.py',
-               '--retrieval_m_max=16 --max_iters=3000'),
-              ('mmax_standard_lr3e-3_3000steps_16', 'config/cpu/retrieval_standard.py',
-               '--retrieval_m_max=16 --max_iters=3000 --learning_rate=3e-3'),
-              ('mmax_standard_10000steps_16', 'config/cpu/retrieval_standard.py',
-               '--retrieval_m_max=16 --max_iters=10000')] +
-             [(f'mmax_{v}_32', f'config/cpu/retrieval_{v}.py', '--retrieval_m_max=32 --max_iters=1000')
-              for v in ('frozen_qk', 'frozen_mlp')] +
-             [(f'mmax_{v}_qkstd0.0566_{m}', f'config/cpu/retrieval_{v}.py',     # Frozen-QK's score scale, learned
-               f'--retrieval_m_max={m} --max_iters=1000 --qk_init_std=0.0566')
-              for m in (16, 32) for v in ('standard', 'frozen_mlp')] +
-             [('mmax_frozen_qk_3000steps_32', 'config/cpu/retrieval_frozen_qk.py',
-               '--retrieval_m_max=32 --max_iters=3000'),
-              ('mmax_standard_qkstd0.0566_3000steps_32', 'config/cpu/retrieval_standard.py',
-               '--retrieval_m_max=32 --max_iters=3000 --qk_init_std=0.0566'),
-              ('mmax_standard_qkstd0.0566_seed2_3000steps_32', 'config/cpu/retrieval_standard.py',
-               '--retrieval_m_max=32 --max_iters=3000 --qk_init_std=0.0566 --seed=2')]),
+    'mmax': ('m_max', [mmax_run(v, m) for v in VARIANTS for m in (2, 4, 8, 16)] +
+             [mmax_run('standard', 16, steps=3000), mmax_run('standard', 16, steps=3000, lr='3e-3'),
+              mmax_run('standard', 16, steps=10000), mmax_run('frozen_qk', 32), mmax_run('frozen_mlp', 32)] +
+             [mmax_run(v, m, qkstd='0.0566') for m in (16, 32) for v in ('standard', 'frozen_mlp')] +
+             [mmax_run('frozen_qk', 32, steps=3000), mmax_run('standard', 32, steps=3000, qkstd='0.0566'),
+              mmax_run('standard', 32, steps=3000, qkstd='0.0566', seed=2)]),
     'covariance': ('layers', [(f'covariance_{v}_{L}', f'config/cpu/table6_{v}.py', f'--n_layer={L}')
                               for v in ('random', 'mixit') for L in (2, 4, 8, 16)] +
                    [(f'covariance_mixit_nosink_{L}', 'config/cpu/table6_mixit.py',

@@ -203,6 +203,34 @@ def retrieval_circuit(attn_1, attn_2, x, y):
     return to_key, to_value
 
 
+def retrieval_attention_split(attn_1, attn_2, x, y):
+    """Where the two layers' attention goes on retrieval, by kind of position: what retrieval_circuit measures
+    beside what the heads attend to instead. Keys sit at even positions, values at odd ones, the query at 2m.
+
+    attn_1, attn_2: (N, H, T, T) causal attention weights of layers 1 and 2; x, y: (N, T) retrieval inputs and
+    targets. Returns a dict of (H,) means: layer 1 from every value position onto 'self', 'own_key' (the
+    to_key of retrieval_circuit), 'other_keys' and 'other_values'; layer 2 from the query onto 'query_self',
+    'query_keys' and 'query_values' (every value, the asked one included). Each layer's parts sum to 1 under
+    causal attention."""
+    attn_1, attn_2, x, y = (np.asarray(a) for a in (attn_1, attn_2, x, y))
+    N, T = x.shape
+    rows, t = np.arange(N), np.arange(T)
+    query = (y >= 0).argmax(axis=1)
+    is_value = (t % 2 == 1) & (t < query[:, None])                                   # (N, T) value rows
+    mean = lambda a: (a * is_value[:, None]).sum(axis=(0, 2)) / is_value.sum()
+    on_keys, on_values = attn_1[..., 0::2].sum(-1), attn_1[..., 1::2].sum(-1)      # (N, H, T) per row
+    self_ = np.diagonal(attn_1, axis1=2, axis2=3)
+    own_key = np.pad(np.diagonal(attn_1, offset=-1, axis1=2, axis2=3), ((0, 0), (0, 0), (1, 0)))   # j -> j-1
+    split = dict(self=mean(self_), own_key=mean(own_key), other_keys=mean(on_keys - own_key),
+                 other_values=mean(on_values - self_))
+    from_query = attn_2[rows, :, query]                                              # (N, H, T)
+    before = t < query[:, None]
+    split.update(query_self=from_query[rows, :, query].mean(axis=0),
+                 query_keys=(from_query * (before & (t % 2 == 0))[:, None]).sum(-1).mean(axis=0),
+                 query_values=(from_query * (before & (t % 2 == 1))[:, None]).sum(-1).mean(axis=0))
+    return split
+
+
 # -----------------------------------------------------------------------------
 # k-hop induction heads (Sanford, Hsu, Telgarsky 2024; paper 1 §3.1, paper 2 §5.1)
 

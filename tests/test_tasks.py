@@ -248,3 +248,23 @@ def test_retrieval_circuit_reads_an_ideal_and_a_uniform_attention():
     value_positions = [t for n in range(N) for t in range(1, query[n], 2)]
     np.testing.assert_allclose(to_key, np.mean([1 / (t + 1) for t in value_positions]))
     np.testing.assert_allclose(to_value, np.mean(1 / (query + 1)))
+
+
+def test_retrieval_attention_split_parts_sum_to_one_and_match_the_circuit_reading():
+    x, y = tasks.retrieval(seed=4, n_test=40, vocab_size=32, m_max=6).test
+    N, T = x.shape
+    query = (y >= 0).argmax(axis=1)
+    scores = np.random.default_rng(0).normal(size=(2, N, 3, T, T)) * 2
+    scores[..., np.triu(np.ones((T, T), bool), 1)] = -np.inf
+    attn_1, attn_2 = np.exp(scores) / np.exp(scores).sum(-1, keepdims=True)     # causal softmax rows
+    split = tasks.retrieval_attention_split(attn_1, attn_2, x, y)
+    np.testing.assert_allclose(sum(split[k] for k in ('self', 'own_key', 'other_keys', 'other_values')), 1)
+    np.testing.assert_allclose(sum(split[k] for k in ('query_self', 'query_keys', 'query_values')), 1)
+    to_key, to_value = tasks.retrieval_circuit(attn_1, attn_2, x, y)
+    np.testing.assert_allclose(split['own_key'], to_key)
+    assert np.all(split['query_values'] >= to_value)                # the asked value is one of the values
+    uniform = np.broadcast_to(np.tril(np.ones((T, T))) / np.arange(1, T + 1)[:, None], (N, 1, T, T))
+    split = tasks.retrieval_attention_split(uniform, uniform, x, y)
+    value_rows = [t for n in range(N) for t in range(1, query[n], 2)]
+    np.testing.assert_allclose(split['other_values'], np.mean([((t + 1) // 2 - 1) / (t + 1) for t in value_rows]))
+    np.testing.assert_allclose(split['query_keys'], np.mean([(q // 2) / (q + 1) for q in query]))

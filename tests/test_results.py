@@ -380,7 +380,7 @@ def test_paper_stage_continues_a_stopped_run_and_leaves_a_finished_one(tmp_path)
     called again, its log continuing the first call's; a run finished by the same command under DONE is not made
     again; TAG ends the run's name; DRY=1 says which of these a call would do, and does nothing."""
     logs, done = tmp_path / 'logs', tmp_path / 'done'
-    env = script_env(LOGS=str(logs), DONE=str(done), RUNS=str(tmp_path / 'runs'), DEVICE='cpu', TIME_S='15',
+    env = script_env(LOGS=str(logs), DONE=str(done), RUNS=str(tmp_path / 'runs'), DEVICE='cpu', TIME_S='30',
                      VARIANTS='standard', TAG='_tiny',
                      EXTRA='--memorization_n_keys=16 --max_iters=1000000 --eval_interval=50 --n_layer=1 '
                            '--n_embd=16 --batch_size=32 --micro_batch_size=32 --compile=False --dtype=float32')
@@ -426,7 +426,7 @@ def test_paper_stage_continues_a_run_stopped_on_another_machine(tmp_path):
     import shutil
     import tarfile
     done = tmp_path / 'done' / 'paper1' / 'paper'
-    env = script_env(DONE=str(tmp_path / 'done'), DEVICE='cpu', TIME_S='15', VARIANTS='standard', TAG='_tiny',
+    env = script_env(DONE=str(tmp_path / 'done'), DEVICE='cpu', TIME_S='30', VARIANTS='standard', TAG='_tiny',
                      EXTRA='--memorization_n_keys=16 --max_iters=1000000 --eval_interval=50 --n_layer=1 '
                            '--n_embd=16 --batch_size=32 --micro_batch_size=32 --compile=False --dtype=float32')
     runs = tmp_path / 'runs'                                    # RUNS, the same path on every machine

@@ -259,15 +259,16 @@ def table():
 def plot(out='assets/paper1_sweeps.png'):   # where the figure goes
     """One panel per sweep that has runs: the metric against the knob, a line per series, the paper's dashed
     (the covariance panel also the models at initialisation, dotted); the seeds panel: mean ± sd per series. A
-    panel with more than eight legend entries has its legend in the figure's first empty panel, where it has one."""
+    panel with more than eight series has its legend in an empty panel of its own."""
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
     done = [s for s in SWEEPS if series(s)]
     if not done:
         fail("no sweep has runs under results/paper1/ yet")
+    crowded = sum(SWEEPS[s][0] != 'seed' and len(series(s)) > 8 for s in done)   # each gets a panel for its legend
     cols = min(3, len(done))
-    rows = -(-len(done) // cols)
+    rows = -(-(len(done) + crowded) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.6 * rows), squeeze=False)
     spare = list(axes.flat[len(done):])              # empty panels, to hold a crowded panel's legend
     for ax in spare:

@@ -183,6 +183,15 @@ def retrieval(seed=0, fixed_train=False, n_train=40_000, n_test=4_000, vocab_siz
     return make_streaming('retrieval', V, sample, seed, fixed_train, n_train, n_test)
 
 
+def retrieval_positions(y):
+    """The query's position 2m, (N,), and which positions hold a value before it, (N, T) bool (the odd ones),
+    of retrieval targets y (N, T), whose only target is at the query."""
+    y = np.asarray(y)
+    t = np.arange(y.shape[1])
+    query = (y >= 0).argmax(axis=1)
+    return query, (t % 2 == 1) & (t < query[:, None])
+
+
 def retrieval_circuit(attn_1, attn_2, x, y):
     """How far two attention layers form the induction circuit that solves retrieval: layer 1 copies each
     key into the value after it, layer 2 matches the query against those copies and reads the value.
@@ -194,10 +203,9 @@ def retrieval_circuit(attn_1, attn_2, x, y):
     attn_1, attn_2, x, y = (np.asarray(a) for a in (attn_1, attn_2, x, y))
     N, T = x.shape
     rows, t = np.arange(N), np.arange(T)
-    query = (y >= 0).argmax(axis=1)                                        # position 2m
+    query, is_value = retrieval_positions(y)
     prev = np.diagonal(attn_1, offset=-1, axis1=2, axis2=3)                # [n, h, j]: position j+1 -> j
-    is_value = (t[1:] % 2 == 1) & (t[1:] < query[:, None])                 # (N, T-1)
-    to_key = (prev * is_value[:, None]).sum(axis=(0, 2)) / is_value.sum()
+    to_key = (prev * is_value[:, None, 1:]).sum(axis=(0, 2)) / is_value.sum()
     asked = np.argmax((x == x[rows, query][:, None]) & (t < query[:, None]), axis=1)   # the asked key
     to_value = attn_2[rows, :, query, asked + 1].mean(axis=0)
     return to_key, to_value
@@ -215,8 +223,7 @@ def retrieval_attention_split(attn_1, attn_2, x, y):
     attn_1, attn_2, x, y = (np.asarray(a) for a in (attn_1, attn_2, x, y))
     N, T = x.shape
     rows, t = np.arange(N), np.arange(T)
-    query = (y >= 0).argmax(axis=1)
-    is_value = (t % 2 == 1) & (t < query[:, None])                                   # (N, T) value rows
+    query, is_value = retrieval_positions(y)
     mean = lambda a: (a * is_value[:, None]).sum(axis=(0, 2)) / is_value.sum()
     on_keys, on_values = attn_1[..., 0::2].sum(-1), attn_1[..., 1::2].sum(-1)      # (N, H, T) per row
     self_ = np.diagonal(attn_1, axis1=2, axis2=3)

@@ -263,26 +263,27 @@ def plot(out='assets/paper1_sweeps.png'):   # where the figure goes
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
-    done = [s for s in SWEEPS if series(s)]
+    runs_of = {s: series(s) for s in SWEEPS}
+    done = [s for s in SWEEPS if runs_of[s]]
     if not done:
         fail("no sweep has runs under results/paper1/ yet")
-    crowded = sum(SWEEPS[s][0] != 'seed' and len(series(s)) > 8 for s in done)   # each gets a panel for its legend
+    crowded = [s for s in done if SWEEPS[s][0] != 'seed' and len(runs_of[s]) > 8]   # each gets a legend panel
     cols = min(3, len(done))
-    rows = -(-(len(done) + crowded) // cols)
+    rows = -(-(len(done) + len(crowded)) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.6 * rows), squeeze=False)
     spare = list(axes.flat[len(done):])              # empty panels, to hold a crowded panel's legend
     for ax in spare:
         ax.axis('off')
     for ax, sweep in zip(axes.flat, done):
         if SWEEPS[sweep][0] == 'seed':               # one point per series: the mean, and the seeds' spread
-            names = list(series(sweep))
-            stats = [mean_sd([metric(sweep, r) for r in series(sweep)[n].values()]) for n in names]
+            names = list(runs_of[sweep])
+            stats = [mean_sd([metric(sweep, r) for r in runs_of[sweep][n].values()]) for n in names]
             ax.errorbar(range(len(names)), [m for m, _ in stats], yerr=[sd for _, sd in stats], fmt='o', capsize=4)
             ax.set_xticks(range(len(names)), names, fontsize=8, rotation=30, ha='right')
             ax.set_ylabel(UNITS.get(sweep, 'test accuracy %'))
             ax.set_title(f'{sweep}: mean ± sd over seeds')
             continue
-        lines = series(sweep)
+        lines = runs_of[sweep]
         colors = plt.get_cmap('tab10').colors + plt.get_cmap('Dark2').colors    # a colour per series
         for i, (name, runs) in enumerate(lines.items()):
             xs = sorted(runs)
@@ -302,7 +303,7 @@ def plot(out='assets/paper1_sweeps.png'):   # where the figure goes
         ax.set_ylabel(UNITS.get(sweep, 'test accuracy %'))
         ax.set_title(sweep)
         handles, labels = ax.get_legend_handles_labels()
-        if len(labels) > 8 and spare:
+        if sweep in crowded:
             spare.pop(0).legend(handles, labels, title=sweep, fontsize=7, ncol=2, loc='center')
         else:
             ax.legend(fontsize=7)

@@ -375,15 +375,19 @@ def test_covariance_stage_measures_the_model_each_run_reaches(tmp_path):
                       f"{100 * measured['init']['covariance']:.3f}")
 
 
+# paper.sh's memorization stage cut to one tiny standard run that its budget stops: 30 s, long enough for a run
+# slowed by a loaded CPU to write its first evaluations and checkpoint, far short of its million steps.
+TINY_STOPPED_RUN = dict(DEVICE='cpu', TIME_S='30', VARIANTS='standard', TAG='_tiny',
+                        EXTRA='--memorization_n_keys=16 --max_iters=1000000 --eval_interval=50 --n_layer=1 '
+                              '--n_embd=16 --batch_size=32 --micro_batch_size=32 --compile=False --dtype=float32')
+
+
 def test_paper_stage_continues_a_stopped_run_and_leaves_a_finished_one(tmp_path):
     """paper.sh across calls: a run its budget stopped (exit code 124) goes on from its checkpoint when the stage is
     called again, its log continuing the first call's; a run finished by the same command under DONE is not made
     again; TAG ends the run's name; DRY=1 says which of these a call would do, and does nothing."""
     logs, done = tmp_path / 'logs', tmp_path / 'done'
-    env = script_env(LOGS=str(logs), DONE=str(done), RUNS=str(tmp_path / 'runs'), DEVICE='cpu', TIME_S='30',
-                     VARIANTS='standard', TAG='_tiny',
-                     EXTRA='--memorization_n_keys=16 --max_iters=1000000 --eval_interval=50 --n_layer=1 '
-                           '--n_embd=16 --batch_size=32 --micro_batch_size=32 --compile=False --dtype=float32')
+    env = script_env(LOGS=str(logs), DONE=str(done), RUNS=str(tmp_path / 'runs'), **TINY_STOPPED_RUN)
     stage = lambda dry='0': subprocess.run(['bash', 'results/gpu/paper.sh', 'memorization'], cwd=ROOT,
                                            env=dict(env, DRY=dry), check=True, capture_output=True, text=True).stdout
     run = logs / 'paper1' / 'paper' / 'memorization_standard_tiny'
@@ -426,9 +430,7 @@ def test_paper_stage_continues_a_run_stopped_on_another_machine(tmp_path):
     import shutil
     import tarfile
     done = tmp_path / 'done' / 'paper1' / 'paper'
-    env = script_env(DONE=str(tmp_path / 'done'), DEVICE='cpu', TIME_S='30', VARIANTS='standard', TAG='_tiny',
-                     EXTRA='--memorization_n_keys=16 --max_iters=1000000 --eval_interval=50 --n_layer=1 '
-                           '--n_embd=16 --batch_size=32 --micro_batch_size=32 --compile=False --dtype=float32')
+    env = script_env(DONE=str(tmp_path / 'done'), **TINY_STOPPED_RUN)
     runs = tmp_path / 'runs'                                    # RUNS, the same path on every machine
     machine = lambda m: dict(env, LOGS=str(tmp_path / m / 'logs'), RUNS=str(runs), OUT=str(tmp_path / m / 'OUT'))
     stage = lambda m, dry='0': subprocess.run(['bash', 'results/gpu/paper.sh', 'memorization'], cwd=ROOT,

@@ -107,7 +107,7 @@ for mode in modes:
         continue
     steps_s = sum(1000 / m for m in ms)
     alone = steps_s if mode == 'alone' else alone
-    print(f"| {mode} | {len(ms)} | {', '.join(f'{m:.1f}' for m in ms)} | {steps_s:.1f} | "
+    print(f"| {mode} | {len(ms)} | {', '.join(f'{m:.1f}' for m in ms)} | {steps_s:.4g} | "
           f"{f'{steps_s / alone:.2f}x' if alone else ''} |")
 EOF
 if [ -n "${OUT:-}" ]; then

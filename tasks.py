@@ -234,7 +234,7 @@ def retrieval_attention_split(attn_1, attn_2, x, y):
     before = t < query[:, None]
     split.update(query_self=from_query[rows, :, query].mean(axis=0),
                  query_keys=(from_query * (before & (t % 2 == 0))[:, None]).sum(-1).mean(axis=0),
-                 query_values=(from_query * (before & (t % 2 == 1))[:, None]).sum(-1).mean(axis=0))
+                 query_values=(from_query * is_value[:, None]).sum(-1).mean(axis=0))
     return split
 
 

@@ -1,0 +1,1 @@
+OMP_NUM_THREADS=1 python train.py config/cpu/universal_khop3.py --residual=True --norm=layer --freeze_attn=False --freeze_norm=False --freeze_mlp=False --seed=0 --learning_rate=0.001 --head_dim=8 --n_embd=464 --out_dir=out/universal/cpu/khop3_res_ln_full_seed0_d8_m464 --overwrite=True

@@ -88,7 +88,11 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
              [mmax_run(variant, 32, steps=steps, qkstd='0.0566', seed=seed, lr=lr)
               for variant, steps, seed, lr in (('standard', 3000, None, ''), ('standard', 3000, 2, ''),
                                                ('standard', 3000, None, '3e-3'), ('standard', 6000, None, ''),
-                                               ('frozen_mlp', 3000, None, ''))]),
+                                               ('frozen_mlp', 3000, None, ''))] +
+             [mmax_run(variant, 32, steps=3000, qkstd=qkstd, seed=seed, lr='3e-4')     # a lower peak lr
+              for variant, qkstd, seed in (('standard', '0.0566', None), ('standard', '', None),
+                                           ('frozen_qk', '', None), ('frozen_mlp', '0.0566', None),
+                                           ('standard', '0.0566', 2))]),
     'covariance': ('layers', [(f'covariance_{v}_{L}', f'config/cpu/table6_{v}.py', f'--n_layer={L}')
                               for v in ('random', 'mixit') for L in (2, 4, 8, 16)] +
                    [(f'covariance_mixit_nosink_{L}', 'config/cpu/table6_mixit.py',

@@ -51,14 +51,17 @@ def depth_run(variant, L, seed=1, lr='', steps=1500, width=128):
     return name, f'config/cpu/table5_{variant}.py', flags
 
 
-def mmax_run(variant, m, steps=1000, lr='', qkstd='', seed=None):
+def mmax_run(variant, m, steps=1000, lr='', qkstd='', seed=None, vocab=None):
     """A Fig. 2 run (name, config, flags): config/cpu/retrieval_<variant>.py at m_max = m, and where they differ
     from the sweep's 1,000 steps and the config, the peak lr, the W_Q, W_K init std (qkstd; Frozen-QK's score
-    scale is 0.0566) and the seed; the name marks each, e.g. mmax_standard_qkstd0.0566_seed2_3000steps_32."""
-    name = (f'mmax_{variant}' + (f'_lr{lr}' if lr else '') + (f'_qkstd{qkstd}' if qkstd else '')
-            + (f'_seed{seed}' if seed else '') + (f'_{steps}steps' if steps != 1000 else '') + f'_{m}')
-    flags = (f'--retrieval_m_max={m} --max_iters={steps}' + (f' --learning_rate={lr}' if lr else '')
-             + (f' --qk_init_std={qkstd}' if qkstd else '') + (f' --seed={seed}' if seed else ''))
+    scale is 0.0566), the seed and the vocabulary V (m_max <= V/2 distinct keys; the config's V is 64); the name
+    marks each, e.g. mmax_standard_qkstd0.0566_seed2_3000steps_32."""
+    name = (f'mmax_{variant}' + (f'_V{vocab}' if vocab else '') + (f'_lr{lr}' if lr else '')
+            + (f'_qkstd{qkstd}' if qkstd else '') + (f'_seed{seed}' if seed else '')
+            + (f'_{steps}steps' if steps != 1000 else '') + f'_{m}')
+    flags = (f'--retrieval_m_max={m} --max_iters={steps}' + (f' --retrieval_vocab_size={vocab}' if vocab else '')
+             + (f' --learning_rate={lr}' if lr else '') + (f' --qk_init_std={qkstd}' if qkstd else '')
+             + (f' --seed={seed}' if seed else ''))
     return name, f'config/cpu/retrieval_{variant}.py', flags
 
 
@@ -92,7 +95,9 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
              [mmax_run(variant, 32, steps=3000, qkstd=qkstd, seed=seed, lr='3e-4')     # a lower peak lr
               for variant, qkstd, seed in (('standard', '0.0566', None), ('standard', '', None),
                                            ('frozen_qk', '', None), ('frozen_mlp', '0.0566', None),
-                                           ('standard', '0.0566', 2))]),
+                                           ('standard', '0.0566', 2))] +
+             [mmax_run(variant, 64, steps=3000, qkstd=qkstd, lr='3e-4', vocab=128)      # 64 distinct keys
+              for variant, qkstd in (('standard', '0.0566'), ('frozen_qk', ''))]),
     'covariance': ('layers', [(f'covariance_{v}_{L}', f'config/cpu/table6_{v}.py', f'--n_layer={L}')
                               for v in ('random', 'mixit') for L in (2, 4, 8, 16)] +
                    [(f'covariance_mixit_nosink_{L}', 'config/cpu/table6_mixit.py',

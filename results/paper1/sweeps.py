@@ -92,10 +92,8 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
               for variant, steps, seed, lr in (('standard', 3000, None, ''), ('standard', 3000, 2, ''),
                                                ('standard', 3000, None, '3e-3'), ('standard', 6000, None, ''),
                                                ('frozen_mlp', 3000, None, ''))] +
-             [mmax_run(variant, 32, steps=3000, qkstd=qkstd, seed=seed, lr='3e-4')     # a lower peak lr
-              for variant, qkstd, seed in (('standard', '0.0566', None), ('standard', '', None),
-                                           ('frozen_qk', '', None), ('frozen_mlp', '0.0566', None),
-                                           ('standard', '0.0566', 2))] +
+             [mmax_run(variant, 32, steps=3000, qkstd=qkstd, lr='3e-4')                 # a lower peak lr
+              for variant, qkstd in (('standard', '0.0566'), ('standard', ''), ('frozen_qk', ''))] +
              [mmax_run(variant, 64, steps=3000, qkstd=qkstd, lr='3e-4', vocab=128)      # 64 distinct keys
               for variant, qkstd in (('standard', '0.0566'), ('frozen_qk', ''))]),
     'covariance': ('layers', [(f'covariance_{v}_{L}', f'config/cpu/table6_{v}.py', f'--n_layer={L}')

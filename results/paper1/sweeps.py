@@ -94,6 +94,7 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                                                ('frozen_mlp', 3000, None, ''))] +
              [mmax_run(variant, 32, steps=3000, qkstd=qkstd, lr='3e-4')                 # a lower peak lr
               for variant, qkstd in (('standard', '0.0566'), ('standard', ''), ('frozen_qk', ''))] +
+             [mmax_run('standard', 16, steps=3000, lr='3e-4')] +
              [mmax_run(variant, 64, steps=3000, qkstd=qkstd, lr='3e-4', vocab=128)      # 64 distinct keys
               for variant, qkstd in (('standard', '0.0566'), ('frozen_qk', ''))]),
     'covariance': ('layers', [(f'covariance_{v}_{L}', f'config/cpu/table6_{v}.py', f'--n_layer={L}')

@@ -99,7 +99,8 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
               for m in (64, 48) for variant, qkstd in (('standard', '0.0566'), ('frozen_qk', ''))] +
              [mmax_run(variant, 48, steps=3000, qkstd=qkstd, lr='3e-4', vocab=128, seed=seed)
               for variant, qkstd, seed in (('standard', '0.0566', 2), ('frozen_qk', '', 2),
-                                           ('frozen_mlp', '0.0566', None), ('standard', '', None))]),
+                                           ('frozen_mlp', '0.0566', None))] +
+             [mmax_run('frozen_qk', 48, steps=3000, vocab=128)]),
     'covariance': ('layers', [(f'covariance_{v}_{L}', f'config/cpu/table6_{v}.py', f'--n_layer={L}')
                               for v in ('random', 'mixit') for L in (2, 4, 8, 16)] +
                    [(f'covariance_mixit_nosink_{L}', 'config/cpu/table6_mixit.py',

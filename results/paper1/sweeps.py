@@ -95,11 +95,11 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
              [mmax_run(variant, 32, steps=3000, qkstd=qkstd, lr='3e-4')                 # a lower peak lr
               for variant, qkstd in (('standard', '0.0566'), ('standard', ''), ('frozen_qk', ''))] +
              [mmax_run('standard', 16, steps=3000, lr='3e-4')] +
-             [mmax_run(variant, m, steps=3000, qkstd=qkstd, lr='3e-4', vocab=128)       # up to 64 distinct keys
-              for m in (64, 48) for variant, qkstd in (('standard', '0.0566'), ('frozen_qk', ''))] +
-             [mmax_run(variant, 48, steps=3000, qkstd=qkstd, lr='3e-4', vocab=128, seed=seed)
-              for variant, qkstd, seed in (('standard', '0.0566', 2), ('frozen_qk', '', 2),
-                                           ('frozen_mlp', '0.0566', None))] +
+             [mmax_run(variant, m, steps=3000, qkstd=qkstd, lr='3e-4', vocab=128, seed=seed)   # up to 64 keys
+              for m, variant, qkstd, seed in ((64, 'standard', '0.0566', None), (64, 'frozen_qk', '', None),
+                                              (48, 'standard', '0.0566', None), (48, 'frozen_qk', '', None),
+                                              (48, 'standard', '0.0566', 2), (48, 'frozen_qk', '', 2),
+                                              (48, 'frozen_mlp', '0.0566', None))] +
              [mmax_run('frozen_qk', 48, steps=3000, vocab=128)]),
     'covariance': ('layers', [(f'covariance_{v}_{L}', f'config/cpu/table6_{v}.py', f'--n_layer={L}')
                               for v in ('random', 'mixit') for L in (2, 4, 8, 16)] +

@@ -99,8 +99,10 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
               for m, variant, qkstd, seed in ((64, 'standard', '0.0566', None), (64, 'frozen_qk', '', None),
                                               (48, 'standard', '0.0566', None), (48, 'frozen_qk', '', None),
                                               (48, 'standard', '0.0566', 2), (48, 'frozen_qk', '', 2),
-                                              (48, 'frozen_mlp', '0.0566', None))] +
-             [mmax_run('frozen_qk', 48, steps=3000, vocab=128)]),
+                                              (48, 'frozen_mlp', '0.0566', None), (48, 'frozen_mlp', '0.0566', 2),
+                                              (48, 'frozen_mlp', '', None), (48, 'standard', '', None))] +
+             [mmax_run(variant, 48, steps=3000, qkstd=qkstd, vocab=128)
+              for variant, qkstd in (('frozen_qk', ''), ('frozen_mlp', '0.0566'))]),
     'covariance': ('layers', [(f'covariance_{v}_{L}', f'config/cpu/table6_{v}.py', f'--n_layer={L}')
                               for v in ('random', 'mixit') for L in (2, 4, 8, 16)] +
                    [(f'covariance_mixit_nosink_{L}', 'config/cpu/table6_mixit.py',
@@ -268,55 +270,108 @@ def table():
     return 0
 
 
+def flag_values(flags):
+    """{key: value} of a run's '--key=value' flags."""
+    return dict(flag[2:].split('=', 1) for flag in flags.split())
+
+
+def facet(sweep, config, flags):
+    """(panel, series, seed) under which plot() draws a run of the depth or mmax sweep, whose runs vary more than
+    the knob: depth a panel per variant, a series per peak lr and schedule (MixiT) or width and schedule (the
+    random transformer); mmax a panel per schedule and peak lr, a series per variant and W_Q, W_K init scale."""
+    f = flag_values(flags)
+    seed = int(f.get('seed', 1))
+    if sweep == 'depth':
+        steps = int(f.get('max_iters', 1500))
+        if 'mixit' in config:
+            return 'depth: MixiT', f"lr {f.get('learning_rate', '1e-2')}, {steps:,} steps", seed
+        return 'depth: random transformer', f"width {f.get('n_embd', 128)}, {steps:,} steps", seed
+    variant = os.path.basename(config)[len('retrieval_'):-len('.py')]
+    steps, lr = int(f['max_iters']), f.get('learning_rate', '1e-3')
+    series = variant + (" from Frozen-QK's scale" if 'qk_init_std' in f else '')
+    if lr == '3e-4':
+        return 'mmax: peak lr 3e-4, 3,000 steps', series, seed
+    if steps == 1000:
+        return 'mmax: 1,000 steps', series, seed
+    return ('mmax: 3,000 steps or more', series + (f', {steps:,} steps' if steps != 3000 else '')
+            + (f', lr {lr}' if lr != '1e-3' else ''), seed)
+
+
+def panels():
+    """[(sweep, title, {series: {value: [metric per seed]}}, {label: {value: paper's number}})] for plot(): one
+    panel per sweep that has runs, the depth and mmax sweeps split by facet()."""
+    out = {}
+    for sweep, (_, runs) in SWEEPS.items():
+        for name, config, flags in runs:
+            final = read_run(name)
+            if final is None:
+                continue
+            rest, value = split_name(sweep, name)
+            title, label, seed = facet(sweep, config, flags) if sweep in ('depth', 'mmax') else (sweep, rest, 1)
+            if title not in out:
+                out[title] = (sweep, {}, {})
+            out[title][1].setdefault(label, {}).setdefault(value, []).append(metric(sweep, final))
+            if sweep == 'covariance':                 # the same models at their initialisation, dotted
+                init = 100 * final['covariance']['init']['covariance']
+                out[title][1].setdefault(f'{label}, at init', {}).setdefault(value, []).append(init)
+            paper = PAPER.get(sweep, {}).get('mixit' if 'MixiT' in title else 'random' if 'random' in title
+                                             else rest)
+            if paper and SWEEPS[sweep][0] != 'seed':
+                out[title][2][f'{label}, paper' if title == sweep else 'paper'] = paper
+    return [(sweep, title, lines, paper) for title, (sweep, lines, paper) in out.items()]
+
+
 def plot(out='assets/paper1_sweeps.png'):   # where the figure goes
-    """One panel per sweep that has runs: the metric against the knob, a line per series, the paper's dashed
-    (the covariance panel also the models at initialisation, dotted); the seeds panel: mean ± sd per series. A
-    panel with more than eight series has its legend in an empty panel of its own."""
+    """One panel per sweep that has runs (the depth and mmax sweeps one per facet()): the metric against the
+    knob, a line per series through the mean of its seeds, each seed a marker, the paper's dashed (the covariance
+    panel also the models at initialisation, dotted); a seeds sweep: mean ± sd per series. A panel with more than
+    eight series has its legend in an empty panel of its own."""
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
-    runs_of = {s: series(s) for s in SWEEPS}
-    done = [s for s in SWEEPS if runs_of[s]]
-    if not done:
+    todo = panels()
+    if not todo:
         fail("no sweep has runs under results/paper1/ yet")
-    crowded = [s for s in done if SWEEPS[s][0] != 'seed' and len(runs_of[s]) > 8]   # each gets a legend panel
-    cols = min(3, len(done))
-    rows = -(-(len(done) + len(crowded)) // cols)
+    crowded = [title for sweep, title, lines, paper in todo
+               if SWEEPS[sweep][0] != 'seed' and len(lines) + len(paper) > 8]   # each gets a legend panel
+    cols = min(3, len(todo))
+    rows = -(-(len(todo) + len(crowded)) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.6 * rows), squeeze=False)
-    spare = list(axes.flat[len(done):])              # empty panels, to hold a crowded panel's legend
+    spare = list(axes.flat[len(todo):])              # empty panels, to hold a crowded panel's legend
     for ax in spare:
         ax.axis('off')
-    for ax, sweep in zip(axes.flat, done):
+    colors = plt.get_cmap('tab10').colors + plt.get_cmap('Dark2').colors    # a colour per series
+    for ax, (sweep, title, lines, paper) in zip(axes.flat, todo):
+        ax.set_ylabel(UNITS.get(sweep, 'test accuracy %'))
         if SWEEPS[sweep][0] == 'seed':               # one point per series: the mean, and the seeds' spread
-            names = list(runs_of[sweep])
-            stats = [mean_sd([metric(sweep, r) for r in runs_of[sweep][n].values()]) for n in names]
+            names = list(lines)
+            stats = [mean_sd([x for xs in lines[n].values() for x in xs]) for n in names]
             ax.errorbar(range(len(names)), [m for m, _ in stats], yerr=[sd for _, sd in stats], fmt='o', capsize=4)
             ax.set_xticks(range(len(names)), names, fontsize=8, rotation=30, ha='right')
-            ax.set_ylabel(UNITS.get(sweep, 'test accuracy %'))
             ax.set_title(f'{sweep}: mean ± sd over seeds')
             continue
-        lines = runs_of[sweep]
-        colors = plt.get_cmap('tab10').colors + plt.get_cmap('Dark2').colors    # a colour per series
-        for i, (name, runs) in enumerate(lines.items()):
+        color = {}
+        for name, runs in lines.items():
+            base = name.removesuffix(', at init')
+            color.setdefault(base, colors[len(color) % len(colors)])
             xs = sorted(runs)
-            line, = ax.plot(xs, [metric(sweep, runs[x]) for x in xs], '-', marker='o^vD'[i % 4], label=name,
-                            color=colors[i % len(colors)])
-            if sweep == 'covariance':
-                ax.plot(xs, [100 * runs[x]['covariance']['init']['covariance'] for x in xs], 'o:',
-                        color=line.get_color(), label=f'{name}, at init')
-            paper = PAPER.get(sweep, {}).get(name)
-            if paper:
-                ax.plot(sorted(paper), [paper[x] for x in sorted(paper)], 's--', color=line.get_color(), alpha=0.5,
-                        label=f'{name}, paper')
+            style = dict(color=color[base], marker='o^vDs<>p'[list(color).index(base) % 8])
+            ax.plot(xs, [sum(runs[x]) / len(runs[x]) for x in xs], ':' if base != name else '-', label=name, **style)
+            seeds = [(x, y) for x in xs if len(runs[x]) > 1 for y in runs[x]]
+            if seeds:
+                ax.plot(*zip(*seeds), linestyle='none', markerfacecolor='none', alpha=0.7, **style)
+        for i, (name, values) in enumerate(paper.items()):
+            base = name.removesuffix(', paper')
+            ax.plot(sorted(values), [values[x] for x in sorted(values)], 's--', alpha=0.5, label=name,
+                    color=color.get(base, colors[(len(color) + i) % len(colors)]))
         ax.set_xscale('log', base=2)
         if sweep.startswith('covariance'):           # the paper's and the sink-free MixiT's values lie near 0.1
             ax.set_yscale('log')
         ax.set_xlabel(SWEEPS[sweep][0])
-        ax.set_ylabel(UNITS.get(sweep, 'test accuracy %'))
-        ax.set_title(sweep)
+        ax.set_title(title)
         handles, labels = ax.get_legend_handles_labels()
-        if sweep in crowded:
-            spare.pop(0).legend(handles, labels, title=sweep, fontsize=7, ncol=2, loc='center')
+        if title in crowded:
+            spare.pop(0).legend(handles, labels, title=title, fontsize=7, ncol=2, loc='center')
         else:
             ax.legend(fontsize=7)
     fig.tight_layout()

@@ -93,7 +93,8 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                                                ('standard', 3000, None, '3e-3'), ('standard', 6000, None, ''),
                                                ('frozen_mlp', 3000, None, ''))] +
              [mmax_run(variant, 32, steps=3000, qkstd=qkstd, lr='3e-4')                 # a lower peak lr
-              for variant, qkstd in (('standard', '0.0566'), ('standard', ''), ('frozen_qk', ''))] +
+              for variant, qkstd in (('standard', '0.0566'), ('standard', ''), ('frozen_qk', ''),
+                                     ('frozen_mlp', '0.0566'))] +
              [mmax_run('standard', 16, steps=3000, lr='3e-4')] +
              [mmax_run(variant, m, steps=3000, qkstd=qkstd, lr='3e-4', vocab=128, seed=seed)   # up to 64 keys
               for m, variant, qkstd, seed in ((64, 'standard', '0.0566', None), (64, 'frozen_qk', '', None),

@@ -82,7 +82,6 @@ def test_every_sweep_run_has_its_log_and_the_command_sweeps_py_gives():
         assert cells[column] == f"{sweeps.metric(sweep, final):.{3 if sweep == 'lm' else 2}f}", d
 
 
-
 def test_sweep_figure_draws_every_run_once_and_a_settings_seeds_in_one_series():
     """plot()'s panels hold each committed sweep run's number once; facet() puts the seeds of one m_max setting in
     one series and another schedule in another panel."""
@@ -94,6 +93,7 @@ def test_sweep_figure_draws_every_run_once_and_a_settings_seeds_in_one_series():
                               for f in (flags, flags + ' --seed=2', flags.replace('3e-4', '1e-3')))
     assert seed1[:2] == seed2[:2] and (seed1[2], seed2[2]) == (1, 2)
     assert other_lr[0] != seed1[0]
+
 
 def test_dyck1_breakdown_by_kind_of_string():
     """breakdown.dyck1_kinds sorts the scored strings into balanced, equal counts with a prefix below 0, and

@@ -102,7 +102,8 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                                               (48, 'standard', '0.0566', 2), (48, 'frozen_qk', '', 2),
                                               (48, 'frozen_mlp', '0.0566', None), (48, 'frozen_mlp', '0.0566', 2),
                                               (48, 'frozen_mlp', '', None), (48, 'standard', '', None),
-                                              (40, 'frozen_qk', '', None), (40, 'frozen_mlp', '0.0566', None))] +
+                                              (40, 'frozen_qk', '', None), (40, 'frozen_mlp', '0.0566', None),
+                                              (40, 'standard', '0.0566', None))] +
              [mmax_run(variant, 48, steps=3000, qkstd=qkstd, vocab=128)
               for variant, qkstd in (('frozen_qk', ''), ('frozen_mlp', '0.0566'))] +
              [mmax_run(variant, 40, steps=6000, qkstd=qkstd, lr='3e-4', vocab=128)
@@ -282,7 +283,8 @@ def flag_values(flags):
 def facet(sweep, config, flags):
     """(panel, series, seed) under which plot() draws a run of the depth or mmax sweep, whose runs vary more than
     the knob: depth a panel per variant, a series per peak lr and schedule (MixiT) or width and schedule (the
-    random transformer); mmax a panel per schedule and peak lr, a series per variant and W_Q, W_K init scale."""
+    random transformer); mmax a panel per schedule and peak lr, a series per variant, W_Q, W_K init scale and,
+    past 3,000 steps, schedule."""
     f = flag_values(flags)
     seed = int(f.get('seed', 1))
     if sweep == 'depth':
@@ -293,12 +295,12 @@ def facet(sweep, config, flags):
     variant = os.path.basename(config)[len('retrieval_'):-len('.py')]
     steps, lr = int(f['max_iters']), f.get('learning_rate', '1e-3')
     series = variant + (" from Frozen-QK's scale" if 'qk_init_std' in f else '')
-    if lr == '3e-4':
-        return 'mmax: peak lr 3e-4, 3,000 steps', series, seed
     if steps == 1000:
         return 'mmax: 1,000 steps', series, seed
-    return ('mmax: 3,000 steps or more', series + (f', {steps:,} steps' if steps != 3000 else '')
-            + (f', lr {lr}' if lr != '1e-3' else ''), seed)
+    series += f', {steps:,} steps' if steps != 3000 else ''
+    if lr == '3e-4':
+        return 'mmax: peak lr 3e-4, 3,000 steps or more', series, seed
+    return 'mmax: 3,000 steps or more', series + (f', lr {lr}' if lr != '1e-3' else ''), seed
 
 
 def panels():

@@ -84,14 +84,16 @@ def test_every_sweep_run_has_its_log_and_the_command_sweeps_py_gives():
 
 def test_sweep_figure_draws_every_run_once_and_a_settings_seeds_in_one_series():
     """plot()'s panels hold each committed sweep run's number once; facet() puts the seeds of one m_max setting in
-    one series and another schedule in another panel."""
+    one series, a longer schedule in another series of the same panel and another peak lr in another panel."""
     drawn = sorted(y for sweep, title, lines, paper in sweeps.panels() for name, runs in lines.items()
                    if not name.endswith(', at init') for ys in runs.values() for y in ys)
     assert drawn == sorted(sweeps.metric(sweeps.parse_name(d)[0], sweeps.read_run(d)) for d in sweep_dirs())
     flags = '--retrieval_m_max=48 --max_iters=3000 --learning_rate=3e-4 --qk_init_std=0.0566'
-    seed1, seed2, other_lr = (sweeps.facet('mmax', 'config/cpu/retrieval_standard.py', f)
-                              for f in (flags, flags + ' --seed=2', flags.replace('3e-4', '1e-3')))
+    seed1, seed2, longer, other_lr = (sweeps.facet('mmax', 'config/cpu/retrieval_standard.py', f)
+                                      for f in (flags, flags + ' --seed=2', flags.replace('3000', '6000'),
+                                                flags.replace('3e-4', '1e-3')))
     assert seed1[:2] == seed2[:2] and (seed1[2], seed2[2]) == (1, 2)
+    assert longer[0] == seed1[0] and longer[1] != seed1[1]
     assert other_lr[0] != seed1[0]
 
 

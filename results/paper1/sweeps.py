@@ -103,11 +103,12 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                                               (48, 'frozen_mlp', '0.0566', None), (48, 'frozen_mlp', '0.0566', 2),
                                               (48, 'frozen_mlp', '', None), (48, 'standard', '', None),
                                               (40, 'frozen_qk', '', None), (40, 'frozen_mlp', '0.0566', None),
-                                              (40, 'standard', '0.0566', None))] +
+                                              (40, 'standard', '0.0566', None), (40, 'frozen_qk', '', 2),
+                                              (40, 'frozen_mlp', '0.0566', 2))] +
              [mmax_run(variant, 48, steps=3000, qkstd=qkstd, vocab=128)
               for variant, qkstd in (('frozen_qk', ''), ('frozen_mlp', '0.0566'))] +
-             [mmax_run(variant, 40, steps=6000, qkstd=qkstd, lr='3e-4', vocab=128)
-              for variant, qkstd in (('frozen_qk', ''), ('frozen_mlp', '0.0566'))]),
+             [mmax_run(variant, m, steps=6000, qkstd=qkstd, lr='3e-4', vocab=128)
+              for m in (40, 48) for variant, qkstd in (('frozen_qk', ''), ('frozen_mlp', '0.0566'))]),
     'covariance': ('layers', [(f'covariance_{v}_{L}', f'config/cpu/table6_{v}.py', f'--n_layer={L}')
                               for v in ('random', 'mixit') for L in (2, 4, 8, 16)] +
                    [(f'covariance_mixit_nosink_{L}', 'config/cpu/table6_mixit.py',

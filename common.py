@@ -6,6 +6,7 @@ and allocator setting, and the process's resident memory.
 
 import ctypes
 import functools
+import hashlib
 import os
 import threading
 import time
@@ -60,11 +61,13 @@ def model_args(config, task):
     return args
 
 
-def load_checkpoint(path, keys=('model', 'model_args')):
+def load_checkpoint(path, keys=('model', 'model_args'), trained_only=False):
     """The dict that train.py saved at path (ckpt.pt or ckpt_best.pt), loaded onto the CPU with
     torch.load(weights_only=True): tensors and plain values only, nothing in the file is executed. keys: what
-    it must hold. Raises ValueError, one line naming the file, when the file is missing, a folder, empty,
-    truncated, not a torch file, or lacks one of keys."""
+    it must hold; trained_only: whether a ckpt.pt of only the trained weights (train.py checkpoint_frozen=False;
+    its 'frozen' holds the others' frozen_fingerprint) will do, as for resuming. Raises ValueError, one line
+    naming the file, when the file is missing, a folder, empty, truncated, not a torch file, lacks one of keys,
+    or holds only the trained weights where trained_only is False."""
     if not os.path.exists(path):
         raise ValueError(f"{path} does not exist")
     if not os.path.isfile(path):
@@ -79,7 +82,19 @@ def load_checkpoint(path, keys=('model', 'model_args')):
     missing = [k for k in keys if not isinstance(obj, dict) or k not in obj]
     if missing:
         raise ValueError(f"{path} is not a checkpoint of train.py (it has no {missing[0]!r})")
+    if 'frozen' in obj and not trained_only:
+        raise ValueError(f"{path} holds only the trained weights (a run with checkpoint_frozen=False): use the "
+                         f"ckpt_best.pt beside it, or train on from it with --init_from=resume")
     return obj
+
+
+def frozen_fingerprint(model):
+    """{name: SHA-256 of the tensor's bytes} for every entry of model.state_dict() that training leaves alone
+    (parameters with requires_grad False, persistent buffers): what a ckpt.pt without them (train.py
+    checkpoint_frozen=False) keeps, so that a resumed run can check the weights it rebuilds from the config."""
+    trained = {name for name, p in model.named_parameters() if p.requires_grad}
+    return {name: hashlib.sha256(t.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy()).hexdigest()
+            for name, t in model.state_dict().items() if name not in trained}
 
 
 _locks = {}                     # folder (real path) -> its open lock file, for this process's life
@@ -114,12 +129,15 @@ def lock_dir(path):
     _locks[key] = lock
 
 
-def load_weights(model, state_dict, path):
-    """model.load_state_dict(state_dict) (weights read from path); raises ValueError naming path and the first
-    weight that is missing, extra or of another shape."""
+def load_weights(model, state_dict, path, trained_only=False):
+    """model.load_state_dict(state_dict) (weights read from path); with trained_only, state_dict holds exactly
+    the parameters with requires_grad and the rest of the model is left as it is. Raises ValueError naming path
+    and the first weight that is missing, extra or of another shape."""
     if not isinstance(state_dict, dict) or not all(isinstance(v, torch.Tensor) for v in state_dict.values()):
         raise ValueError(f"{path} holds no weights (a state_dict, or a checkpoint with one under 'model')")
     own = model.state_dict()
+    if trained_only:
+        own = {name: p for name, p in model.named_parameters() if p.requires_grad}
     for key, value in own.items():
         if key not in state_dict:
             raise ValueError(f"{path} does not fit this model: it has no {key}")
@@ -129,7 +147,7 @@ def load_weights(model, state_dict, path):
     extra = [k for k in state_dict if k not in own]
     if extra:
         raise ValueError(f"{path} does not fit this model: it has {extra[0]}, which this model has not")
-    model.load_state_dict(state_dict)
+    model.load_state_dict(state_dict, strict=not trained_only)
 
 
 # ----------------------------------------------------------------------------- memory

@@ -44,9 +44,9 @@ from tqdm import tqdm
 
 import universal
 from tasks import crop_unscored
-from common import (allow_tf32, available_memory, keep_freed_memory, load_checkpoint, load_weights, lock_dir,
-                    make_task, memory_estimate, model_args as make_model_args, partitioner_settings, peak_flops,
-                    resolve_device, resolve_dtype)
+from common import (allow_tf32, available_memory, frozen_fingerprint, keep_freed_memory, load_checkpoint,
+                    load_weights, lock_dir, make_task, memory_estimate, model_args as make_model_args,
+                    partitioner_settings, peak_flops, resolve_device, resolve_dtype)
 from configurator import configure, declare, fail
 from model import GPT, GPTConfig
 
@@ -56,6 +56,8 @@ eval_interval = 250             # iterations between evaluations (log.jsonl; ckp
 log_interval = 10               # iterations between training-loss records (train_log.jsonl)
 checkpoint_interval: int | None = None   # iterations between writes of ckpt.pt; None: eval_interval; 0: only
                                          # at the end (it is always written at the end)
+checkpoint_frozen = True        # ckpt.pt holds the frozen weights too; False: only the trained ones and a hash of
+                                # each frozen one, which a resumed run rebuilds from the config and checks
 eval_iters = 10                 # micro-batches for the training-loss estimate
 eval_batch_size = 0             # 0: micro_batch_size if set, else batch_size
 init_from = 'scratch'           # 'scratch' | 'resume' (out_dir/ckpt.pt) | a weights file: a state_dict, a
@@ -217,7 +219,8 @@ if init_from == 'resume':
              (f" (only {', '.join(logs)}: start again with --overwrite=True)" if logs else ''))
     try:
         checkpoint = load_checkpoint(ckpt_path, keys=('model', 'model_args', 'optimizer', 'scaler', 'iter_num',
-                                                      'best_val_loss', 'config', 'data_rng', 'torch_rng'))
+                                                      'best_val_loss', 'config', 'data_rng', 'torch_rng'),
+                                     trained_only=True)
     except ValueError as e:
         fail(e)
     adopt_checkpoint_config(checkpoint['config'])
@@ -310,13 +313,14 @@ try:
                  f"{micro_batch_size}; the global batch stays {batch_size}), or the model (--memory_check=False "
                  f"tries anyway)")
     raw_model = GPT(gpt_config)
-    if construction and checkpoint is None:        # paper 2: R_Q, R_K, R_V of a construction; E, U stay random
-        universal.write_construction(raw_model, construction)
+    frozen = checkpoint.get('frozen') if checkpoint is not None else None   # a ckpt.pt of the trained weights
+    if construction and (checkpoint is None or frozen is not None):   # paper 2: R_Q, R_K, R_V of a construction;
+        universal.write_construction(raw_model, construction)         # E, U stay random
 except ValueError as e:
     fail(e)
 try:
     if checkpoint is not None:
-        load_weights(raw_model, checkpoint['model'], ckpt_path)
+        load_weights(raw_model, checkpoint['model'], ckpt_path, trained_only=frozen is not None)
     elif init_from != 'scratch':
         weights = load_checkpoint(init_from, keys=())
         if isinstance(weights, dict) and isinstance(weights.get('model'), dict):   # a ckpt.pt or ckpt_best.pt
@@ -327,6 +331,13 @@ except ValueError as e:
 raw_model.to(device, dtype=torch.float64) if dtype == 'float64' else raw_model.to(device)
 if dtype in ('bfloat16', 'float16'):      # MixiT's static matrices kept in the dtype autocast multiplies in
     raw_model.mixing_in(ptdtype)
+if frozen is not None:                    # the frozen weights, drawn again from the seed, must be the run's
+    rebuilt = frozen_fingerprint(raw_model)
+    differ = [name for name in sorted(frozen.keys() | rebuilt.keys()) if frozen.get(name) != rebuilt.get(name)]
+    if differ:
+        fail(f"{ckpt_path} holds only the trained weights, and the frozen ones rebuilt from its config differ "
+             f"from the run's ({differ[0]}{f' and {len(differ) - 1} more' if len(differ) > 1 else ''}): "
+             f"another torch version or construction? Start again with --overwrite=True")
 
 optimizer = raw_model.configure_optimizers(weight_decay, learning_rate, (beta1, beta2), device_type)
 scaler = torch.amp.GradScaler(device_type, enabled=dtype == 'float16')
@@ -516,10 +527,19 @@ def write_error(e):
 
 def save_checkpoint():
     """out_dir/ckpt.pt: everything a resumed run needs. Weights come from the uncompiled, unwrapped model (no
-    '_orig_mod.' prefix)."""
-    state = dict(model=raw_model.state_dict(), optimizer=optimizer.state_dict(), scaler=scaler.state_dict(),
-                 model_args=model_args, iter_num=iter_num, best_val_loss=best_val_loss, config=config,
-                 data_rng=data_state, torch_rng=torch.get_rng_state())
+    '_orig_mod.' prefix); with checkpoint_frozen=False only the trained ones, and under 'frozen' the others'
+    fingerprint (a model whose weights are mostly frozen, paper 2's or the random transformer, then fits in a
+    few MB)."""
+    weights = raw_model.state_dict()
+    state = dict(optimizer=optimizer.state_dict(), scaler=scaler.state_dict(), model_args=model_args,
+                 iter_num=iter_num, best_val_loss=best_val_loss, config=config, data_rng=data_state,
+                 torch_rng=torch.get_rng_state())
+    frozen = {} if checkpoint_frozen else frozen_fingerprint(raw_model)   # {}: nothing is frozen, keep all
+    if frozen:
+        trained = {name for name, p in raw_model.named_parameters() if p.requires_grad}
+        state.update(model={k: v for k, v in weights.items() if k in trained}, frozen=frozen)
+    else:
+        state.update(model=weights)
     write_atomically(ckpt_path, lambda f: torch.save(state, f))
 
 

@@ -26,4 +26,6 @@ max_iters = 40000
 warmup_iters = 500
 min_lr_ratio = 0.0
 eval_interval = 1000
+checkpoint_frozen = False       # ckpt.pt: the trained weights and the frozen ones' hashes, a few MB
+                                # (docs/runs.md#checkpoints)
 out_dir = 'out/table5_random'

@@ -19,3 +19,5 @@ learning_rate = 1e-4
 warmup_iters = 1000
 weight_decay = 0.01
 eval_interval = 1000
+checkpoint_frozen = False       # ckpt.pt: the trained weights and the frozen ones' hashes, a few MB
+                                # (docs/runs.md#checkpoints)

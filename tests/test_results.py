@@ -4,10 +4,12 @@ has its log and command, and the tables print every run's final record."""
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
 import pytest
+import torch
 from conftest import script_env
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
@@ -473,3 +475,37 @@ def test_paper_stage_continues_a_run_stopped_on_another_machine(tmp_path):
     second = iters(run)
     assert second[:len(first)] == first and second[-1] > first[-1]
     assert (run / 'stdout.txt').read_text().count('stopped by SIGTERM') == 2       # both machines' output
+
+
+def test_universal_stage_continues_an_embedding_only_run_on_another_machine(tmp_path):
+    """paper.sh universal_b with $OUT set: each universal run its budget stopped comes back as
+    $OUT/run_<run>.tar.gz, its out dir's paths under RUNS (the sparse model's ckpt.pt holding only E, U and the
+    positions: config/universal_khop3.py sets checkpoint_frozen=False); on another machine, with the archive
+    unpacked into RUNS, universal.py continues the run from it, its log and stdout going on from the first part's."""
+    import tarfile
+    runs = tmp_path / 'runs'
+    flags = ('--device=cpu,--n_layer=1,--n_head=1,--head_dim=2,--n_embd=34,--n_test=16,--batch_size=8,'
+             '--max_iters=1000000,--eval_interval=20,--log_interval=20,--compile=False,--dtype=float32')
+    env = script_env(DONE=str(tmp_path / 'done'), RUNS=str(runs), TIME_S='30', UFLAGS=flags, JOBS='1')
+    stage = lambda m: subprocess.run(['bash', 'results/gpu/paper.sh', 'universal_b'], cwd=ROOT, check=True,
+                                     capture_output=True, text=True,
+                                     env=dict(env, LOGS=str(tmp_path / m / 'logs'), OUT=str(tmp_path / m / 'OUT')))
+    name = 'khop3_res_ln_sparse_rehearsal'
+    part = lambda m: tmp_path / m / 'logs' / 'paper2' / 'paper' / name
+    iters = lambda run: [json.loads(line)['iter'] for line in (run / 'log.jsonl').read_text().splitlines()]
+
+    stage('a')
+    assert (part('a') / 'exit_code').read_text().strip() == '124'
+    first = iters(part('a'))
+    with tarfile.open(tmp_path / 'a' / 'OUT' / f'run_{name}.tar.gz') as tar:
+        names = set(tar.getnames())
+        assert {f'universal_b/paper/{name}/{f}' for f in ('ckpt.pt', 'command.sh', 'log.jsonl')} <= names
+        ckpt = torch.load(tar.extractfile(f'universal_b/paper/{name}/ckpt.pt'), weights_only=True)
+        assert 'transformer.h.0.attn.c_q.weight' in ckpt['frozen'] and 'transformer.wte.weight' in ckpt['model']
+        shutil.rmtree(runs)                                  # machine b: a bare one, with the carried run
+        tar.extractall(runs, filter='data')
+    stage('b')
+    second = iters(part('b'))
+    assert len(first) >= 1 and second[:len(first)] == first and second[-1] > first[-1]
+    stdout = (part('b') / 'stdout.txt').read_text()
+    assert stdout.count('stopped by SIGTERM') == 2 and '| resumed at iteration' in stdout

@@ -4,6 +4,7 @@ losses, and two gloo processes under torchrun log the same losses as one process
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -53,6 +54,42 @@ def test_resume_continues_exactly(prefetch, tmp_path):
             records = [json.loads(line) for line in f]
         assert [r['iter'] for r in records] == [0, 4, 8, 12]
         assert all({'iter', 'train_loss', 'val_loss', 'val_acc'} <= set(r) for r in records)
+
+
+def test_resume_from_the_trained_weights_alone(tmp_path):
+    """With checkpoint_frozen=False a random transformer's ckpt.pt holds only its trained weights and a hash of
+    each frozen one; resumed, the run rebuilds the frozen weights from its seed and logs the uninterrupted run's
+    losses. Frozen weights that no longer match their hashes, or a script that needs every weight, are one-line
+    errors (exit 2)."""
+    random = TINY + ['--variant=random', '--checkpoint_frozen=False']
+    full, part = str(tmp_path / 'full'), str(tmp_path / 'part')
+    run(random + ['--max_iters=12', f'--out_dir={full}'])
+    run(random + ['--max_iters=8', f'--out_dir={part}'])
+    ckpt_path = os.path.join(part, 'ckpt.pt')
+    ckpt = torch.load(ckpt_path, map_location='cpu', weights_only=True)
+    model = GPT(GPTConfig(**ckpt['model_args']))
+    trained = {n for n, p in model.named_parameters() if p.requires_grad}
+    assert set(ckpt['model']) == trained and set(ckpt['frozen']) == set(model.state_dict()) - trained
+    assert 'transformer.h.0.attn.c_q.weight' in ckpt['frozen'] and 'transformer.wte.weight' in ckpt['model']
+    shutil.copy(ckpt_path, tmp_path / 'ckpt.pt')
+    run(random + ['--max_iters=12', f'--out_dir={part}', '--init_from=resume'])
+    a, b = losses(full), losses(part)
+    assert sorted(b) == list(range(1, 13))
+    for it in range(9, 13):
+        assert b[it] == pytest.approx(a[it], rel=1e-6, abs=1e-7), it
+
+    tampered = str(tmp_path / 'tampered')
+    run(random + ['--max_iters=8', f'--out_dir={tampered}'])
+    ckpt['frozen']['transformer.h.1.mlp.c_up.weight'] = '0' * 64
+    torch.save(ckpt, os.path.join(tampered, 'ckpt.pt'))
+    r = run(random + ['--max_iters=12', f'--out_dir={tampered}', '--init_from=resume'], check=False)
+    assert r.returncode == 2 and 'Traceback' not in r.stderr and 'transformer.h.1.mlp.c_up.weight' in r.stderr
+    r = run(TINY + ['--variant=random', '--max_iters=1', f'--out_dir={tmp_path / "init"}',
+                    f'--init_from={tmp_path / "ckpt.pt"}'], check=False)
+    assert r.returncode == 2 and 'holds only the trained weights' in r.stderr and 'Traceback' not in r.stderr
+    r = subprocess.run([sys.executable, 'sample.py', f'--out_dir={part}', '--max_new_tokens=2'], cwd=ROOT,
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and 'use the ckpt_best.pt beside it' in r.stderr and 'Traceback' not in r.stderr
 
 
 def test_two_process_gloo_equals_one_process(tmp_path):

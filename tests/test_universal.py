@@ -302,6 +302,34 @@ def test_run_one_continues_a_stopped_run_exactly(tmp_path):
     assert last['cpu_s'] > first_part
 
 
+def test_a_sparse_run_resumes_from_its_embeddings_alone(tmp_path):
+    """train.py --construction=sparse --checkpoint_frozen=False: ckpt.pt holds E, U and the positions, not the
+    construction's R_Q, R_K, R_V; resumed, the run writes the construction again and logs the uninterrupted
+    run's losses."""
+    import json
+    import subprocess
+    args = ['config/cpu/universal_khop1.py', '--construction=sparse', '--checkpoint_frozen=False', '--n_test=32',
+            '--eval_interval=4', '--log_interval=1', '--lr_decay_iters=8', '--warmup_iters=2']
+    root = os.path.join(os.path.dirname(__file__), '..')
+
+    def train(out, *more):
+        r = subprocess.run([sys.executable, 'train.py', *args, f'--out_dir={out}', *more], cwd=root,
+                           capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS='1'))
+        assert r.returncode == 0, r.stderr[-2000:]
+        with open(os.path.join(out, 'train_log.jsonl')) as f:
+            return {rec['iter']: rec['loss'] for rec in map(json.loads, f)}
+
+    whole = train(tmp_path / 'whole', '--max_iters=8')
+    train(tmp_path / 'part', '--max_iters=4')
+    ckpt = torch.load(tmp_path / 'part' / 'ckpt.pt', map_location='cpu', weights_only=True)
+    assert set(ckpt['model']) == {'transformer.wte.weight', 'transformer.wpe.weight', 'lm_head.weight'}
+    assert 'transformer.h.1.attn.c_k.weight' in ckpt['frozen']
+    resumed = train(tmp_path / 'part', '--max_iters=8', '--init_from=resume')
+    assert sorted(resumed) == list(range(1, 9))
+    for it in range(5, 9):
+        assert resumed[it] == pytest.approx(whole[it], rel=1e-6, abs=1e-7), it
+
+
 def test_write_construction_is_what_train_py_loads():
     """train.py --construction=sparse: the model's own shape gets the sparse R_Q, R_K, R_V; E and U keep their
     init; a width below M is refused."""

@@ -197,17 +197,18 @@ stopped() {   # stopped DIR LINE OUT: DIR holds a run of command LINE that the b
         ! finished "$1" && [ -f "$3/ckpt.pt" ] && cmp -s "$1/log.jsonl" "$3/log.jsonl"
 }
 
-pack_run() {   # pack_run NAME OUT: a stopped run's out_dir OUT (its ckpt.pt and logs) into $OUT/run_NAME.tar.gz,
-               # kept where it is at most CARRY_MB MiB, so that another machine can continue the run
+pack_run() {   # pack_run NAME OUT: a stopped run's out_dir OUT under RUNS (its ckpt.pt and logs; a universal.py
+               # run's command.sh, stdout.txt and CPU seconds too) into $OUT/run_NAME.tar.gz, its paths those under
+               # RUNS, kept where it is at most CARRY_MB MiB, so that another machine can continue the run
     if [ -z "${OUT:-}" ]; then return; fi
-    local file=$OUT/run_$1.tar.gz limit=$((CARRY_MB * 1048576)) size f files=()
+    local file=$OUT/run_$1.tar.gz limit=$((CARRY_MB * 1048576)) size f files=() dir=${2#"$RUNS"/}
     size=$(stat -c %s "$2/ckpt.pt")
     if [ "$size" -le $((2 * limit)) ]; then   # gzip shrinks weights little: pack only a checkpoint that may fit
-        for f in ckpt.pt log.jsonl train_log.jsonl; do
-            if [ -f "$2/$f" ]; then files+=("$1/$f"); fi
+        for f in ckpt.pt log.jsonl train_log.jsonl command.sh stdout.txt cpu_s.txt; do
+            if [ -f "$2/$f" ]; then files+=("$dir/$f"); fi
         done
         mkdir -p "$OUT"
-        tar -czf "$file.tmp" -C "$(dirname "$2")" "${files[@]}"
+        tar -czf "$file.tmp" -C "$RUNS" "${files[@]}"
         size=$(stat -c %s "$file.tmp")
         if [ "$size" -le "$limit" ]; then
             mv "$file.tmp" "$file"
@@ -274,13 +275,13 @@ run() {   # run PAPER NAME CONFIG [flags...]: one train.py run in the background
     ) &
 }
 
-reuse_done() {   # the finished paper-size universal runs under DONE (a log, no exit_code) into LOGS, where
+reuse_done() {   # the finished paper-size universal runs under DONE (a log, and no exit_code or 0) into LOGS, where
                  # universal.py reuses a run whose log and command it finds
     local dir
     if [ "$DRY" = 1 ]; then return; fi
     mkdir -p "$LOGS/paper2/paper"
     for dir in "$DONE"/paper2/paper/*/; do
-        if [ -f "$dir/log.jsonl" ] && [ ! -f "$dir/exit_code" ]; then
+        if [ -f "$dir/log.jsonl" ] && [ "$(cat "$dir/exit_code" 2>/dev/null || echo 0)" = 0 ]; then
             cp -r "$dir" "$LOGS/paper2/paper/"
         fi
     done
@@ -301,19 +302,23 @@ universal() {   # universal TASKS ARCHS JOBS: universal.py experiments --size=pa
         ${UFLAGS:+--flags="$UFLAGS" --tag=rehearsal}
 }
 
-salvage() {   # salvage SIZE RESULTS: the universal runs the budget stopped (out dir $UNIVERSAL/SIZE): their log so
-              # far, their command, exit code 124, into LOGS/RESULTS/<run>; a run salvaged by an earlier call
-              # and finished since (universal.py wrote its log after) loses the stopped run's leftovers
+salvage() {   # salvage SIZE RESULTS: the universal runs of out dir $UNIVERSAL/SIZE into LOGS/RESULTS/<run>. One
+              # the budget stopped: its log so far, command, stdout and exit code 124, its out dir packed for
+              # another machine (pack_run); one finished (universal.py wrote its log, after any stopped part's
+              # salvage): its stdout and exit code 0 beside it, over a stopped part's leftovers
     local dir res
     if [ "$DRY" = 1 ]; then return; fi
     for dir in "$UNIVERSAL/$1"/*/; do
         res=$LOGS/$2/$(basename "$dir")
-        if [ -f "$res/exit_code" ] && [ "$res/log.jsonl" -nt "$res/exit_code" ]; then
-            rm "$res/exit_code" "$res/stdout.txt"
-        elif [ -f "$dir/log.jsonl" ] && { [ ! -f "$res/log.jsonl" ] || [ -f "$res/exit_code" ]; }; then
+        if [ -f "$res/log.jsonl" ] && { [ "$(cat "$res/exit_code" 2>/dev/null || echo 0)" = 0 ] ||
+                                        [ "$res/log.jsonl" -nt "$res/exit_code" ]; }; then
+            if [ -f "$dir/stdout.txt" ]; then cp "$dir/stdout.txt" "$res/"; fi
+            echo 0 > "$res/exit_code"
+        elif [ -f "$dir/log.jsonl" ]; then
             mkdir -p "$res"
             cp "$dir/log.jsonl" "$dir/stdout.txt" "$dir/command.sh" "$res/"
             echo 124 > "$res/exit_code"
+            if [ -f "$dir/ckpt.pt" ]; then pack_run "$(basename "$dir")" "${dir%/}"; fi
         fi
         if [ -d "$res" ]; then cp "$MACHINE" "$res/"; fi
     done

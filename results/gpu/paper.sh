@@ -50,9 +50,12 @@
 # a run whose finished log is committed under DONE (default results/: results/<paper>/paper/<run>/, made by the
 # same command) is not made again. A run the budget stopped can also continue on another machine: where $OUT is set, its
 # out_dir's checkpoint and logs come back as $OUT/run_<run>.tar.gz when that holds at most CARRY_MB MiB (default 16,
-# what one file of $OUT may hold: memorization's runs fit, about 9 MB each, the larger models' do not); with the stage's
-# archive of that call committed, `tar -xzf run_<run>.tar.gz -C out/gpu/paper/runs` and carry
-# out/gpu/paper/runs/<run> (RUNS/<run>): the stage continues the run whose committed log.jsonl is the carried one.
+# what one file of $OUT may hold: memorization's runs fit, about 9 MB each, and so do the models that train a small
+# part of themselves, whose paper-size configs keep only the trained weights in ckpt.pt (checkpoint_frozen=False:
+# the random transformer of depth and depth16, paper 2's sparse and random models); the other large models' do
+# not); with the stage's archive of that call committed, `tar -xzf run_<run>.tar.gz -C out/gpu/paper/runs` and carry
+# out/gpu/paper/runs (RUNS): a train.py stage continues the run whose committed log.jsonl is the carried one
+# (RUNS/<run>), a universal stage the run whose carried out dir (RUNS/<stage>/paper/<run>) holds its command.
 #
 # Steps are the papers' where a run fits the budget beside its stage's others, and cut where it cannot: the depth runs
 # make DEPTH_ITERS (default 4,000) of the authors' 40,000 steps of 1,000 sums (a run with fewer is named

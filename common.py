@@ -89,12 +89,11 @@ def load_checkpoint(path, keys=('model', 'model_args'), trained_only=False):
 
 
 def frozen_fingerprint(model):
-    """{name: SHA-256 of the tensor's bytes} for every entry of model.state_dict() that training leaves alone
-    (parameters with requires_grad False, persistent buffers): what a ckpt.pt without them (train.py
-    checkpoint_frozen=False) keeps, so that a resumed run can check the weights it rebuilds from the config."""
-    trained = {name for name, p in model.named_parameters() if p.requires_grad}
-    return {name: hashlib.sha256(t.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy()).hexdigest()
-            for name, t in model.state_dict().items() if name not in trained}
+    """{name: SHA-256 of the tensor's bytes} for every parameter with requires_grad False (a frozen weight, which
+    the optimizer never sees): what a ckpt.pt without them (train.py checkpoint_frozen=False) keeps, so that a
+    resumed run can check the weights it rebuilds from the config."""
+    return {name: hashlib.sha256(p.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy()).hexdigest()
+            for name, p in model.named_parameters() if not p.requires_grad}
 
 
 _locks = {}                     # folder (real path) -> its open lock file, for this process's life
@@ -129,15 +128,13 @@ def lock_dir(path):
     _locks[key] = lock
 
 
-def load_weights(model, state_dict, path, trained_only=False):
-    """model.load_state_dict(state_dict) (weights read from path); with trained_only, state_dict holds exactly
-    the parameters with requires_grad and the rest of the model is left as it is. Raises ValueError naming path
-    and the first weight that is missing, extra or of another shape."""
+def load_weights(model, state_dict, path, without=()):
+    """model.load_state_dict(state_dict) (weights read from path); without: names of the model's weights that
+    state_dict leaves out (a ckpt.pt's frozen ones), which keep their values. Raises ValueError naming path and
+    the first weight that is missing, extra or of another shape."""
     if not isinstance(state_dict, dict) or not all(isinstance(v, torch.Tensor) for v in state_dict.values()):
         raise ValueError(f"{path} holds no weights (a state_dict, or a checkpoint with one under 'model')")
-    own = model.state_dict()
-    if trained_only:
-        own = {name: p for name, p in model.named_parameters() if p.requires_grad}
+    own = {name: t for name, t in model.state_dict().items() if name not in without}
     for key, value in own.items():
         if key not in state_dict:
             raise ValueError(f"{path} does not fit this model: it has no {key}")
@@ -147,7 +144,7 @@ def load_weights(model, state_dict, path, trained_only=False):
     extra = [k for k in state_dict if k not in own]
     if extra:
         raise ValueError(f"{path} does not fit this model: it has {extra[0]}, which this model has not")
-    model.load_state_dict(state_dict, strict=not trained_only)
+    model.load_state_dict(state_dict, strict=not without)
 
 
 # ----------------------------------------------------------------------------- memory

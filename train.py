@@ -320,7 +320,7 @@ except ValueError as e:
     fail(e)
 try:
     if checkpoint is not None:
-        load_weights(raw_model, checkpoint['model'], ckpt_path, trained_only=frozen is not None)
+        load_weights(raw_model, checkpoint['model'], ckpt_path, without=frozen or ())
     elif init_from != 'scratch':
         weights = load_checkpoint(init_from, keys=())
         if isinstance(weights, dict) and isinstance(weights.get('model'), dict):   # a ckpt.pt or ckpt_best.pt
@@ -534,10 +534,9 @@ def save_checkpoint():
     state = dict(optimizer=optimizer.state_dict(), scaler=scaler.state_dict(), model_args=model_args,
                  iter_num=iter_num, best_val_loss=best_val_loss, config=config, data_rng=data_state,
                  torch_rng=torch.get_rng_state())
-    frozen = {} if checkpoint_frozen else frozen_fingerprint(raw_model)   # {}: nothing is frozen, keep all
-    if frozen:
-        trained = {name for name, p in raw_model.named_parameters() if p.requires_grad}
-        state.update(model={k: v for k, v in weights.items() if k in trained}, frozen=frozen)
+    hashes = {} if checkpoint_frozen else frozen_fingerprint(raw_model)   # {}: nothing is frozen, keep all
+    if hashes:
+        state.update(model={k: v for k, v in weights.items() if k not in hashes}, frozen=hashes)
     else:
         state.update(model=weights)
     write_atomically(ckpt_path, lambda f: torch.save(state, f))

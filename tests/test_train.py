@@ -68,8 +68,8 @@ def test_resume_from_the_trained_weights_alone(tmp_path):
     ckpt_path = os.path.join(part, 'ckpt.pt')
     ckpt = torch.load(ckpt_path, map_location='cpu', weights_only=True)
     model = GPT(GPTConfig(**ckpt['model_args']))
-    trained = {n for n, p in model.named_parameters() if p.requires_grad}
-    assert set(ckpt['model']) == trained and set(ckpt['frozen']) == set(model.state_dict()) - trained
+    frozen = {n for n, p in model.named_parameters() if not p.requires_grad}
+    assert set(ckpt['frozen']) == frozen and set(ckpt['model']) == set(model.state_dict()) - frozen
     assert 'transformer.h.0.attn.c_q.weight' in ckpt['frozen'] and 'transformer.wte.weight' in ckpt['model']
     shutil.copy(ckpt_path, tmp_path / 'ckpt.pt')
     run(random + ['--max_iters=12', f'--out_dir={part}', '--init_from=resume'])

@@ -46,16 +46,17 @@
 # results/paper2/<run>_cuda/ beside the CPU-size runs (`python universal.py table --which=table2
 # --tasks=khop3,khop4 --flags=--device=cuda --tag=cuda` reads them).
 # The same stage again on the same machine (a second call while it is still held) continues the runs the budget
-# stopped from their checkpoints and leaves the finished ones, so a stage can span several calls. On any machine,
-# a run whose finished log is committed under DONE (default results/: results/<paper>/paper/<run>/, made by the
-# same command) is not made again. A run the budget stopped can also continue on another machine: where $OUT is set, its
-# out_dir's checkpoint and logs come back as $OUT/run_<run>.tar.gz when that holds at most CARRY_MB MiB (default 16,
-# what one file of $OUT may hold: memorization's runs fit, about 9 MB each, and so do the models that train a small
-# part of themselves, whose paper-size configs keep only the trained weights in ckpt.pt (checkpoint_frozen=False:
-# the random transformer of depth and depth16, paper 2's sparse and random models); the other large models' do
-# not); with the stage's archive of that call committed, `tar -xzf run_<run>.tar.gz -C out/gpu/paper/runs` and carry
-# out/gpu/paper/runs (RUNS): a train.py stage continues the run whose committed log.jsonl is the carried one
-# (RUNS/<run>), a universal stage the run whose carried out dir (RUNS/<stage>/paper/<run>) holds its command.
+# stopped from their checkpoints and leaves the finished ones, so a stage can span several calls. On any machine, a
+# run whose finished log is committed under DONE (default results/: results/<paper>/paper/<run>/, made by the same
+# command, its --out_dir aside) is not made again. A run the budget stopped can also continue on another machine:
+# where $OUT is set, its out_dir's checkpoint and logs come back as $OUT/run_<run>.tar.gz when that holds at most
+# CARRY_MB MiB (default 16, what one file of $OUT may hold: memorization's runs fit, about 9 MB each, and so do the
+# models that train a small part of themselves, whose paper-size configs keep only the trained weights in ckpt.pt
+# (checkpoint_frozen=False: the random transformer of depth and depth16, paper 2's sparse and random models); the
+# other large models' do not); with the stage's archive of that call committed, `tar -xzf run_<run>.tar.gz -C
+# out/gpu/paper/runs` and carry out/gpu/paper/runs (RUNS): a train.py stage continues the run whose committed
+# log.jsonl is the carried one (RUNS/<run>), a universal stage the run whose carried out dir
+# (RUNS/<stage>/paper/<run>) holds its command.
 #
 # Steps are the papers' where a run fits the budget beside its stage's others, and cut where it cannot: the depth runs
 # make DEPTH_ITERS (default 4,000) of the authors' 40,000 steps of 1,000 sums (a run with fewer is named
@@ -189,6 +190,12 @@ pack() {   # the stage's run folders so far into $OUT/<stage>.tar.gz (one packer
     fi
 }
 
+same_command() {   # same_command DIR LINE: DIR's run was made by the command line LINE, its --out_dir aside (where
+                   # its checkpoints went: a run renamed after it was made is the same run)
+    local drop='s/ --out_dir=\([^ \\]\|\\.\)*//'
+    [ "$(head -n 1 "$1/command.sh" 2>/dev/null | sed "$drop")" = "$(sed "$drop" <<< "$2")" ]
+}
+
 finished() {   # finished DIR: the run in DIR made all its steps: it exited 0, or the budget's SIGTERM came after
                # its last step (exit code 124 beside train.py's closing "final (...)" line in its stdout.txt)
     [ "$(cat "$1/exit_code" 2>/dev/null)" = 0 ] || grep -q '^final (' "$1/stdout.txt" 2>/dev/null
@@ -196,7 +203,7 @@ finished() {   # finished DIR: the run in DIR made all its steps: it exited 0, o
 
 stopped() {   # stopped DIR LINE OUT: DIR holds a run of command LINE that the budget stopped (exit code 124, not
               # finished), and out_dir OUT holds its checkpoint: a ckpt.pt beside the very log.jsonl DIR keeps
-    [ "$(head -n 1 "$1/command.sh" 2>/dev/null)" = "$2" ] && [ "$(cat "$1/exit_code" 2>/dev/null)" = 124 ] &&
+    same_command "$1" "$2" && [ "$(cat "$1/exit_code" 2>/dev/null)" = 124 ] &&
         ! finished "$1" && [ -f "$3/ckpt.pt" ] && cmp -s "$1/log.jsonl" "$3/log.jsonl"
 }
 
@@ -235,7 +242,7 @@ run() {   # run PAPER NAME CONFIG [flags...]: one train.py run in the background
     local line go=("${cmd[@]}") append= dir
     line=$(command_line "${cmd[@]}")
     for dir in "$done" "$res"; do
-        if [ "$(head -n 1 "$dir/command.sh" 2>/dev/null)" = "$line" ] && finished "$dir"; then
+        if same_command "$dir" "$line" && finished "$dir"; then
             echo "$name: finished, in $dir"
             return
         fi

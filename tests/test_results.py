@@ -438,6 +438,7 @@ def test_paper_stage_continues_a_stopped_run_and_leaves_a_finished_one(tmp_path)
     assert 'memorization_standard_tiny: finished, in ' + str(finished) in stage()
     assert iters() == second and (run / 'exit_code').read_text().strip() == '124'
     renamed = re.sub(r'--out_dir=\S+', '--out_dir=out/elsewhere/memorization_standard', command)
+    assert renamed != command
     (finished / 'command.sh').write_text(renamed)         # made before the run took its name: the same run
     assert 'memorization_standard_tiny: finished, in ' + str(finished) in stage(dry='1')
     (finished / 'command.sh').write_text(renamed.replace('--n_layer=1', '--n_layer=2'))

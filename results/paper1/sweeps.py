@@ -112,10 +112,8 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
              [mmax_run(variant, 48, steps=6000, qkstd='0.0566', lr='3e-4', vocab=128, seed=seed)
               for variant, seed in (('standard', None), ('frozen_mlp', 2))] +
              [mmax_run('frozen_qk', 48, steps=6000, lr='3e-4', vocab=128, seed=2)] +
-             [mmax_run(variant, 64, steps=6000, qkstd=qkstd, lr='3e-4', vocab=128, seed=seed)
-              for variant, qkstd, seed in (('standard', '0.0566', None), ('frozen_qk', '', None),
-                                           ('frozen_mlp', '0.0566', None), ('standard', '0.0566', 2),
-                                           ('frozen_qk', '', 2), ('frozen_mlp', '0.0566', 2))]),
+             [mmax_run(variant, 64, steps=6000, qkstd=qkstd, lr='3e-4', vocab=128, seed=seed) for seed in (None, 2)
+              for variant, qkstd in (('standard', '0.0566'), ('frozen_qk', ''), ('frozen_mlp', '0.0566'))]),
     'covariance': ('layers', [(f'covariance_{v}_{L}', f'config/cpu/table6_{v}.py', f'--n_layer={L}')
                               for v in ('random', 'mixit') for L in (2, 4, 8, 16)] +
                    [(f'covariance_mixit_nosink_{L}', 'config/cpu/table6_mixit.py',

@@ -104,7 +104,8 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                                               (48, 'frozen_mlp', '', None), (48, 'standard', '', None),
                                               (40, 'frozen_qk', '', None), (40, 'frozen_mlp', '0.0566', None),
                                               (40, 'standard', '0.0566', None), (40, 'frozen_qk', '', 2),
-                                              (40, 'frozen_mlp', '0.0566', 2))] +
+                                              (40, 'frozen_mlp', '0.0566', 2),
+                                              (56, 'standard', '0.0566', None))] +
              [mmax_run(variant, 48, steps=3000, qkstd=qkstd, vocab=128)
               for variant, qkstd in (('frozen_qk', ''), ('frozen_mlp', '0.0566'))] +
              [mmax_run(variant, m, steps=6000, qkstd=qkstd, lr='3e-4', vocab=128)

@@ -1,7 +1,7 @@
 """
 Paper 1's sweeps at CPU scale: each a knob turned on one CPU config, every value a train.py run whose log is
-kept in results/paper1/<sweep>_<variant>_<value>/ (log.jsonl, command.sh; the covariance sweeps' runs also
-covariance.json from `sde.py covariance`).
+kept in results/paper1/<sweep>_<variant>_<value>/ (log.jsonl, command.sh, machine.txt with the CPU from lscpu; the
+covariance sweeps' runs also covariance.json from `sde.py covariance`).
 
     depth          Table 5:  MixiT and the random transformer at 2, 4, 8 (3 seeds) and 16 layers, decimal addition
                              (width 128; the random transformer also at 256, 384 and the paper's 512), other lrs and
@@ -249,7 +249,19 @@ def run(sweep='',       # the sweep to run: depth, heads, mmax, covariance, cova
                 shutil.copy(os.path.join(out_dir, file), dest)
         with open(os.path.join(dest, 'command.sh'), 'w') as f:
             f.write('\n'.join(steps) + '\n')
+        with open(os.path.join(dest, 'machine.txt'), 'w') as f:
+            f.write(cpu_model() + '\n')
     return 0
+
+
+def cpu_model():
+    """The CPU a run trained on, as lscpu names it ('Model name: AMD EPYC'), for the run's machine.txt."""
+    try:
+        out = subprocess.run(['lscpu'], capture_output=True, text=True).stdout
+    except OSError:
+        out = ''
+    return next((' '.join(line.split()) for line in out.splitlines() if line.startswith('Model name')),
+                'Model name: unknown (no lscpu)')
 
 
 def table():

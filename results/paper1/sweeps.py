@@ -105,13 +105,14 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                                               (40, 'frozen_qk', '', None), (40, 'frozen_mlp', '0.0566', None),
                                               (40, 'standard', '0.0566', None), (40, 'frozen_qk', '', 2),
                                               (40, 'frozen_mlp', '0.0566', 2),
-                                              (56, 'standard', '0.0566', None))] +
+                                              (56, 'standard', '0.0566', None), (56, 'frozen_qk', '', None),
+                                              (56, 'frozen_mlp', '0.0566', None))] +
              [mmax_run(variant, 48, steps=3000, qkstd=qkstd, vocab=128)
               for variant, qkstd in (('frozen_qk', ''), ('frozen_mlp', '0.0566'))] +
              [mmax_run(variant, m, steps=6000, qkstd=qkstd, lr='3e-4', vocab=128)
               for m in (40, 48) for variant, qkstd in (('frozen_qk', ''), ('frozen_mlp', '0.0566'))] +
              [mmax_run(variant, 48, steps=6000, qkstd='0.0566', lr='3e-4', vocab=128, seed=seed)
-              for variant, seed in (('standard', None), ('frozen_mlp', 2))] +
+              for variant, seed in (('standard', None), ('frozen_mlp', 2), ('standard', 2))] +
              [mmax_run('frozen_qk', 48, steps=6000, lr='3e-4', vocab=128, seed=2)] +
              [mmax_run(variant, 64, steps=6000, qkstd=qkstd, lr='3e-4', vocab=128, seed=seed) for seed in (None, 2)
               for variant, qkstd in (('standard', '0.0566'), ('frozen_qk', ''), ('frozen_mlp', '0.0566'))]),

@@ -1,0 +1,1 @@
+OMP_NUM_THREADS=1 python train.py config/cpu/retrieval_frozen_qk.py --retrieval_m_max=56 --max_iters=3000 --retrieval_vocab_size=128 --learning_rate=3e-4 --device=cpu --out_dir=out/sweeps/mmax_frozen_qk_V128_lr3e-4_3000steps_56

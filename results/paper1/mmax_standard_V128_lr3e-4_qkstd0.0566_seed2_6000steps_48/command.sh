@@ -1,0 +1,1 @@
+OMP_NUM_THREADS=1 python train.py config/cpu/retrieval_standard.py --retrieval_m_max=48 --max_iters=6000 --retrieval_vocab_size=128 --learning_rate=3e-4 --qk_init_std=0.0566 --seed=2 --device=cpu --out_dir=out/sweeps/mmax_standard_V128_lr3e-4_qkstd0.0566_seed2_6000steps_48

@@ -1,0 +1,1 @@
+OMP_NUM_THREADS=1 python train.py config/cpu/retrieval_frozen_mlp.py --retrieval_m_max=56 --max_iters=3000 --retrieval_vocab_size=128 --learning_rate=3e-4 --qk_init_std=0.0566 --device=cpu --out_dir=out/sweeps/mmax_frozen_mlp_V128_lr3e-4_qkstd0.0566_3000steps_56

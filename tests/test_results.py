@@ -71,8 +71,9 @@ def test_every_sweep_run_has_its_log_and_the_command_sweeps_py_gives():
     for d in dirs:
         sweep, name, value = sweeps.parse_name(d)
         (config, flags), = [(c, f) for run, c, f in sweeps.SWEEPS[sweep][1] if run == d]
-        command = open(os.path.join(RESULTS, d, 'command.sh')).read()
-        assert command.splitlines()[0] == sweeps.command(d, config, flags), d
+        command = open(os.path.join(RESULTS, d, 'command.sh')).read().splitlines()[0]
+        threads = int(command.split()[0].removeprefix('OMP_NUM_THREADS='))
+        assert command == sweeps.command(d, config, flags, threads), d
         final = sweeps.read_run(d)
         lines = out.splitlines()
         (start,) = [i for i, line in enumerate(lines) if line.startswith(f'| {sweep} |')]

@@ -21,7 +21,8 @@ covariance sweeps' runs also covariance.json from `sde.py covariance`).
     python results/paper1/sweeps.py table                     # markdown tables beside the paper's numbers
     python results/paper1/sweeps.py plot --out=assets/paper1_sweeps.png
 
-Runs use one torch thread each (OMP_NUM_THREADS=1) on the CPU; `run` skips a run whose log is already here.
+Runs use one torch thread each (OMP_NUM_THREADS=1) on the CPU, or --threads of them (a long run alone on the
+machine); `run` skips a run whose log is already here.
 """
 
 import json
@@ -36,7 +37,6 @@ sys.path.insert(0, ROOT)
 from configurator import fail, run_command  # noqa: E402
 
 VARIANTS = ('standard', 'frozen_qk', 'frozen_mlp', 'mixit')
-PREFIX = 'OMP_NUM_THREADS=1 python train.py'
 
 
 def depth_run(variant, L, seed=1, lr='', steps=1500, width=128):
@@ -78,7 +78,8 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                for L, seed, width, steps in ((2, 1, 512, 1500), (2, 1, 512, 4500), (4, 1, 512, 1500), (2, 1, 128, 4500),
                                              (2, 1, 128, 13500), (2, 2, 512, 4500), (2, 1, 256, 4500),
                                              (2, 1, 384, 4500), (2, 2, 384, 4500), (2, 3, 384, 4500),
-                                             (4, 1, 384, 4500), (4, 2, 384, 4500), (4, 3, 384, 4500))]),
+                                             (4, 1, 384, 4500), (4, 2, 384, 4500), (4, 3, 384, 4500),
+                                             (8, 1, 384, 4500))]),
     'heads': ('heads', [(f'heads_{task}_mixit_{H}', f'config/cpu/{config}.py', f'--n_head={H}')   # heads of width >= 1
                         for task, config, width in (('dyck1', 'dyck1_mixit', 128),
                                                     ('decimal_addition', 'table11_decimal_addition_mixit', 64))
@@ -152,8 +153,9 @@ PAPER = {
 PAPER['covariance512'] = PAPER['covariance']
 
 
-def command(name, config, flags):
-    return f"{PREFIX} {config} {flags} --device=cpu --out_dir=out/sweeps/{name}"
+def command(name, config, flags, threads=1):
+    """The run's train.py command line, on `threads` torch threads (the thread count changes only the speed)."""
+    return f"OMP_NUM_THREADS={threads} python train.py {config} {flags} --device=cpu --out_dir=out/sweeps/{name}"
 
 
 def read_run(name):
@@ -221,10 +223,13 @@ def list_runs():
 
 
 def run(sweep='',       # the sweep to run: depth, heads, mmax, covariance, covariance512, lm, imdb or yelp
-        only=''):       # comma-separated run names within it ('' = all)
+        only='',        # comma-separated run names within it ('' = all)
+        threads=1):     # torch threads per run
     """Train a sweep's runs that have no log here, one at a time, and keep their logs and commands."""
     if sweep not in SWEEPS:
         fail(f"--sweep must be one of {', '.join(SWEEPS)}, got {sweep!r}")
+    if not isinstance(threads, int) or threads < 1:
+        fail(f"--threads must be a positive integer, got {threads!r}")
     wanted = set(only.split(',')) - {''}
     unknown = wanted - {name for name, _, _ in SWEEPS[sweep][1]}
     if unknown:
@@ -232,13 +237,13 @@ def run(sweep='',       # the sweep to run: depth, heads, mmax, covariance, cova
     for name, config, flags in SWEEPS[sweep][1]:
         if (wanted and name not in wanted) or read_run(name):
             continue
-        cmd = command(name, config, flags)
+        cmd = command(name, config, flags, threads)
         print(f"{name}: {cmd}", flush=True)
         out_dir = os.path.join(ROOT, 'out', 'sweeps', name)
         shutil.rmtree(out_dir, ignore_errors=True)
         steps = [cmd]
         if sweep.startswith('covariance'):
-            steps.append(f"OMP_NUM_THREADS=1 python sde.py covariance out/sweeps/{name}/ckpt.pt "
+            steps.append(f"OMP_NUM_THREADS={threads} python sde.py covariance out/sweeps/{name}/ckpt.pt "
                          f"--save=out/sweeps/{name}/covariance.json")
         for step in steps:
             if subprocess.run(step, shell=True, cwd=ROOT).returncode:

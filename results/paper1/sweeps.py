@@ -215,10 +215,13 @@ def mean_sd(xs):
 
 
 def list_runs():
-    """Every sweep run, its command, and whether its log is committed."""
+    """Every sweep run, whether its log is committed, and its command (as committed, else on one thread)."""
     for sweep, (_, runs) in SWEEPS.items():
         for name, config, flags in runs:
-            print(f"{'done' if read_run(name) else '    '}  {name:32s} {command(name, config, flags)}")
+            done = read_run(name)
+            cmd = (open(os.path.join(HERE, name, 'command.sh')).readline().strip() if done
+                   else command(name, config, flags))
+            print(f"{'done' if done else '    '}  {name:32s} {cmd}")
     return 0
 
 

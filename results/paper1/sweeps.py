@@ -154,7 +154,7 @@ PAPER['covariance512'] = PAPER['covariance']
 
 
 def command(name, config, flags, threads=1):
-    """The run's train.py command line, on `threads` torch threads (the thread count changes only the speed)."""
+    """The run's train.py command line, on `threads` torch threads."""
     return f"OMP_NUM_THREADS={threads} python train.py {config} {flags} --device=cpu --out_dir=out/sweeps/{name}"
 
 

@@ -358,8 +358,8 @@ def panels():
 def plot(out='assets/paper1_sweeps.png'):   # where the figure goes
     """One panel per sweep that has runs (the depth and mmax sweeps one per facet()): the metric against the
     knob, a line per series through the mean of its seeds, each seed a marker, the paper's dashed (the covariance
-    panel also the models at initialisation, dotted); a seeds sweep: mean ± sd per series. A panel with more than
-    eight series has its legend in an empty panel of its own."""
+    panel also the models at initialisation, dotted); a seeds sweep: mean ± sd per series. A panel with eight
+    series or more has its legend in an empty panel of its own."""
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
@@ -367,7 +367,7 @@ def plot(out='assets/paper1_sweeps.png'):   # where the figure goes
     if not todo:
         fail("no sweep has runs under results/paper1/ yet")
     crowded = [title for sweep, title, lines, paper in todo
-               if SWEEPS[sweep][0] != 'seed' and len(lines) + len(paper) > 8]   # each gets a legend panel
+               if SWEEPS[sweep][0] != 'seed' and len(lines) + len(paper) >= 8]   # each gets a legend panel
     cols = min(3, len(todo))
     rows = -(-(len(todo) + len(crowded)) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.6 * rows), squeeze=False)

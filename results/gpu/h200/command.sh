@@ -13,3 +13,14 @@ wait
 TIME_S=215 bash results/gpu/paper.sh memorization > out/gpu/mem.txt 2>&1 &
 TIME_S=215 VARIANTS="frozen_qk frozen_mlp mixit_256" bash results/gpu/paper.sh addition > out/gpu/add2.txt 2>&1 &
 wait
+# One NVIDIA H200, torch 2.11.0+cu130, CUDA MPS (each run's machine.txt): paper 2's universal_e and universal_d
+# stages and paper 1's khop_qk stage side by side, fifteen runs sharing the GPU through one MPS daemon
+# (results/paper2/paper/khop{1,2}_attn_*, dyck1_res_ln_*, khop1_res_ln_*; results/paper1/paper/khop_frozen_qk_*_1):
+export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True PYTHONUNBUFFERED=1; mkdir -p out/gpu
+source results/gpu/common.sh; mps_start out/gpu/paper/mps
+for s in universal_e universal_d khop_qk; do TIME_S=420 bash results/gpu/paper.sh $s > out/gpu/$s.txt 2>&1 & done
+wait
+# Then, on the same machine, each stage alone, continuing its stopped runs from their checkpoints (universal_e's
+# six runs then finished; universal_d's were stopped again):
+TIME_S=290 bash results/gpu/paper.sh universal_e > out/gpu/universal_e2.txt 2>&1
+TIME_S=140 bash results/gpu/paper.sh universal_d > out/gpu/universal_d2.txt 2>&1

@@ -1,0 +1,1 @@
+OMP_NUM_THREADS=1 python train.py config/universal_khop1.py --freeze_attn=False --freeze_norm=False --freeze_mlp=False --seed=0 --out_dir=out/gpu/paper/runs/universal_e/paper/khop1_attn_full_seed0 --overwrite=True

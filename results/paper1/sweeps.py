@@ -80,7 +80,8 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                                              (2, 1, 384, 4500), (2, 2, 384, 4500), (2, 3, 384, 4500),
                                              (4, 1, 384, 4500), (4, 2, 384, 4500), (4, 3, 384, 4500),
                                              (8, 1, 384, 4500), (8, 2, 384, 4500), (4, 1, 512, 4500),
-                                             (4, 2, 512, 4500), (2, 3, 512, 4500), (4, 3, 512, 4500))]),
+                                             (4, 2, 512, 4500), (2, 3, 512, 4500), (4, 3, 512, 4500),
+                                             (8, 3, 384, 4500))]),
     'heads': ('heads', [(f'heads_{task}_mixit_{H}', f'config/cpu/{config}.py', f'--n_head={H}')   # heads of width >= 1
                         for task, config, width in (('dyck1', 'dyck1_mixit', 128),
                                                     ('decimal_addition', 'table11_decimal_addition_mixit', 64))

@@ -484,6 +484,26 @@ def test_paper_stage_continues_a_run_stopped_on_another_machine(tmp_path):
     assert (run / 'stdout.txt').read_text().count('stopped by SIGTERM') == 2       # both machines' output
 
 
+def test_paper_stage_archive_comes_first_within_out_files(tmp_path):
+    """paper.sh with $OUT set writes the stage's archive as the stage starts, and packs a stopped run's out_dir
+    only while $OUT holds fewer than OUT_FILES files: with the caller's own file and the stage's archive filling
+    OUT_FILES=2, the stopped run is left out with a note, and the stage's logs still come back whole."""
+    import tarfile
+    out = tmp_path / 'OUT'
+    out.mkdir()
+    (out / 'console.txt').write_text("the caller's own file\n")
+    env = script_env(LOGS=str(tmp_path / 'logs'), RUNS=str(tmp_path / 'runs'), DONE=str(tmp_path / 'done'),
+                     OUT=str(out), OUT_FILES='2', **TINY_STOPPED_RUN)
+    stage = subprocess.run(['bash', 'results/gpu/paper.sh', 'memorization'], cwd=ROOT, env=env, check=True,
+                           capture_output=True, text=True)
+    name = 'memorization_standard_tiny'
+    assert sorted(os.listdir(out)) == ['console.txt', 'memorization.tar.gz']
+    assert f'note: {name}: $OUT holds 2 files, OUT_FILES=2; its out_dir is not packed' in stage.stderr
+    with tarfile.open(out / 'memorization.tar.gz') as tar:
+        assert {f'paper1/paper/{name}/{f}' for f in ('command.sh', 'exit_code', 'log.jsonl')} <= set(tar.getnames())
+        assert tar.extractfile(f'paper1/paper/{name}/exit_code').read().strip() == b'124'
+
+
 def test_universal_stage_continues_an_embedding_only_run_on_another_machine(tmp_path):
     """paper.sh universal_b with $OUT set: each universal run its budget stopped comes back as
     $OUT/run_<run>.tar.gz, its out dir's paths under RUNS (the sparse model's ckpt.pt holding only E, U and the

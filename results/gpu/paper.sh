@@ -56,7 +56,10 @@
 # other large models' do not); with the stage's archive of that call committed, `tar -xzf run_<run>.tar.gz -C
 # out/gpu/paper/runs` and carry out/gpu/paper/runs (RUNS): a train.py stage continues the run whose committed
 # log.jsonl is the carried one (RUNS/<run>), a universal stage the run whose carried out dir
-# (RUNS/<stage>/paper/<run>) holds its command.
+# (RUNS/<stage>/paper/<run>) holds its command. $OUT brings back OUT_FILES files at most (default 8), so the stage
+# archives come first: each stage writes its archive when it starts, and a run archive is written only while $OUT
+# holds fewer than OUT_FILES files, every stage's and the caller's own counted (set OUT_FILES lower to keep room
+# for files written into $OUT after the stages end); a run left out says so on stderr.
 #
 # Steps are the papers' where a run fits the budget beside its stage's others, and cut where it cannot: the depth runs
 # make DEPTH_ITERS (default 4,000) of the authors' 40,000 steps of 1,000 sums (a run with fewer is named
@@ -135,7 +138,8 @@ DEPTH_ITERS=${DEPTH_ITERS:-4000}
 RETRIEVAL_ITERS=${RETRIEVAL_ITERS:-3000}
 LM_ITERS=${LM_ITERS:-1500}
 CARRY_MB=${CARRY_MB:-16}
-require_counts TIME_S DEPTH_ITERS RETRIEVAL_ITERS LM_ITERS CARRY_MB
+OUT_FILES=${OUT_FILES:-8}
+require_counts TIME_S DEPTH_ITERS RETRIEVAL_ITERS LM_ITERS CARRY_MB OUT_FILES
 MPS=${MPS:-0}
 DRY=${DRY:-0}
 for name in MPS DRY; do
@@ -209,8 +213,24 @@ stopped() {   # stopped DIR LINE OUT: DIR holds a run of command LINE that the b
 
 pack_run() {   # pack_run NAME OUT: a stopped run's out_dir OUT under RUNS (its ckpt.pt and logs; a universal.py
                # run's command.sh, stdout.txt and CPU seconds too) into $OUT/run_NAME.tar.gz, its paths those under
-               # RUNS, kept where it is at most CARRY_MB MiB, so that another machine can continue the run
+               # RUNS, kept where it is at most CARRY_MB MiB and $OUT holds fewer than OUT_FILES files, so that
+               # another machine can continue the run (one packer at a time across stages: RUNS/.out.lock)
     if [ -z "${OUT:-}" ]; then return; fi
+    mkdir -p "$RUNS"
+    (
+        flock 8
+        local held
+        held=$(find "$OUT" -type f ! -name '*.tmp' 2> /dev/null | wc -l)
+        if [ "$held" -ge "$OUT_FILES" ]; then
+            echo "note: $1: \$OUT holds $held files, OUT_FILES=$OUT_FILES; its out_dir is not packed, and it" \
+                "continues on this machine only" >&2
+            return
+        fi
+        pack_run_locked "$@"
+    ) 8> "$RUNS/.out.lock"
+}
+
+pack_run_locked() {   # pack_run's archive, once it holds the lock and $OUT has room
     local file=$OUT/run_$1.tar.gz limit=$((CARRY_MB * 1048576)) size f files=() dir=${2#"$RUNS"/}
     size=$(stat -c %s "$2/ckpt.pt")
     if [ "$size" -le $((2 * limit)) ]; then   # gzip shrinks weights little: pack only a checkpoint that may fit
@@ -333,6 +353,11 @@ salvage() {   # salvage SIZE RESULTS: the universal runs of out dir $UNIVERSAL/S
         if [ -d "$res" ]; then cp "$MACHINE" "$res/"; fi
     done
 }
+
+if [ "$DRY" = 0 ]; then   # the stage's archive, written now so that it holds its place in $OUT (OUT_FILES)
+    mkdir -p "$LOGS/$([[ $stage == universal_* || $stage == appf ]] && echo paper2 || echo paper1)"
+    pack
+fi
 
 # lm's and covariance's language models: 64 x 256 tokens a step of the carried tokens, LM_ITERS steps
 lm_steps=(--lm_data_dir=data/gpu_lm --batch_size=64 --micro_batch_size=64 --max_iters="$LM_ITERS"

@@ -216,11 +216,11 @@ pack_run() {   # pack_run NAME OUT: a stopped run's out_dir OUT under RUNS (its 
                # RUNS, kept where it is at most CARRY_MB MiB and $OUT holds fewer than OUT_FILES files, so that
                # another machine can continue the run (one packer at a time across stages: RUNS/.out.lock)
     if [ -z "${OUT:-}" ]; then return; fi
-    mkdir -p "$RUNS"
+    mkdir -p "$RUNS" "$OUT"
     (
         flock 8
         local held
-        held=$(find "$OUT" -type f ! -name '*.tmp' 2> /dev/null | wc -l)
+        held=$(find "$OUT" -type f ! -name '*.tmp' | wc -l)
         if [ "$held" -ge "$OUT_FILES" ]; then
             echo "note: $1: \$OUT holds $held files, OUT_FILES=$OUT_FILES; its out_dir is not packed, and it" \
                 "continues on this machine only" >&2
@@ -237,7 +237,6 @@ pack_run_locked() {   # pack_run's archive, once it holds the lock and $OUT has 
         for f in ckpt.pt log.jsonl train_log.jsonl command.sh stdout.txt cpu_s.txt; do
             if [ -f "$2/$f" ]; then files+=("$dir/$f"); fi
         done
-        mkdir -p "$OUT"
         tar -czf "$file.tmp" -C "$RUNS" "${files[@]}"
         size=$(stat -c %s "$file.tmp")
         if [ "$size" -le "$limit" ]; then

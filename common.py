@@ -48,7 +48,7 @@ def model_args(config, task):
     """GPTConfig keyword arguments from the keys of config that name its fields; the task fixes vocab_size,
     n_class and pad_id (a config may only repeat them), and block_size 0 means the task's sequence length.
     Raises ValueError when block_size is below the task's sequence length, n_class or pad_id differ from the
-    task's, or a size is out of range (check_shape)."""
+    task's, a size is out of range (check_shape), or causal=False meets a task whose inputs hold its answers."""
     check_shape({k: v for k, v in config.items() if k != 'vocab_size'})
     args = {f.name: config[f.name] for f in fields(GPTConfig) if f.name in config}
     fixed = dict(vocab_size=task.vocab_size, n_class=task.n_class, pad_id=task.pad_id)
@@ -58,6 +58,9 @@ def model_args(config, task):
     args.update(fixed, block_size=config.get('block_size') or task.block_size)
     if task.block_size > args['block_size']:
         raise ValueError(f"the task's sequences have length {task.block_size} > block_size={args['block_size']}")
+    if task.causal_only and not args.get('causal', True):
+        raise ValueError(f"--causal=False: {task.name}'s inputs hold each answer after the position that predicts "
+                         f"it, so a non-causal model would read it")
     return args
 
 

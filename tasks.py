@@ -44,6 +44,8 @@ class Task:
     pad_id: int = -1                     # >= 0: the padding token, whose embedding stays zero
     sample_rows: Callable | None = None  # (rng, n, rows) -> rows `rows` (a slice) of sample(rng, n), reading only
                                          # those, from the same draws; for tasks whose every target is scored (lm)
+    causal_only: bool = False            # inputs hold each answer after its scored position: a model that sees
+                                         # later positions would read it (modular addition's 'pair' format)
 
     def __post_init__(self):
         self._test_rows = set(map(bytes, self.test[0]))
@@ -503,10 +505,18 @@ def dyck1_query(seed, fixed_train, n_train, n_test, max_len, batched=False):
 # -----------------------------------------------------------------------------
 # modular addition (paper 1, §3.1): a b = -> (a + b) mod p
 
-def modular_addition(seed=0, fixed_train=True, n_train=40_000, n_test=4_000, p=599, all_pairs=False):
+def modular_addition(seed=0, fixed_train=True, n_train=40_000, n_test=4_000, p=599, all_pairs=False,
+                     format='equals'):
     """Paper: n_train + n_test distinct pairs (a, b) in [1, p]^2, split. all_pairs=True is the authors'
     code: every pair in [0, p)^2 split 95/5 (they use p = 199). Tokens: numbers 0..p, '=' = p + 1.
-    Metric: accuracy of the answer. Always trains on its fixed split."""
+
+    format='equals': the sequence `a b =`, the sum predicted at '='. format='pair' is the authors' layout
+    (modadd_exp.py): the sequence `a b c` with c = (a + b) mod p, the sum predicted at b's position, no '='
+    token; c only fills the third position (never scored, and unseen by causal models at b's position).
+    Metric: accuracy of the answer. Always trains on its fixed split. Raises ValueError for an unknown format
+    or more pairs than p^2."""
+    if format not in ('equals', 'pair'):
+        raise ValueError(f"modular_addition format must be 'equals' or 'pair', got {format!r}")
     rng = np.random.default_rng(seed)
     if all_pairs:
         a, b = np.divmod(rng.permutation(p * p), p)
@@ -516,11 +526,12 @@ def modular_addition(seed=0, fixed_train=True, n_train=40_000, n_test=4_000, p=5
             raise ValueError(f"p={p} has only {p * p} pairs, asked for {n_train + n_test}")
         a, b = np.divmod(rng.choice(p * p, n_train + n_test, replace=False), p)
         a, b = a + 1, b + 1
-    x = np.stack([a, b, np.full_like(a, p + 1)], axis=1)
+    c = (a + b) % p
+    x = np.stack([a, b, np.full_like(a, p + 1) if format == 'equals' else c], axis=1)
     y = np.full_like(x, -1)
-    y[:, 2] = (a + b) % p
+    y[:, 2 if format == 'equals' else 1] = c
     test, train = (x[:n_test], y[:n_test]), (x[n_test:], y[n_test:])
-    return Task('modular_addition', p + 2, 3, test, train)
+    return Task('modular_addition', p + 2, 3, test, train, causal_only=format == 'pair')
 
 
 # -----------------------------------------------------------------------------

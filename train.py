@@ -85,6 +85,7 @@ dyck1_format = 'query'          # 'query': the string, then ? and the answer (au
 dyck1_batched = False           # query format: draw a batch's strings together (same distribution, faster)
 modular_addition_p = 599
 modular_addition_all_pairs = False
+modular_addition_format = 'equals'  # 'pair': `a b c`, the sum predicted at b's position (authors' layout)
 decimal_addition_n_digits = 10
 memorization_n_keys = 512
 lm_data_dir = 'data/wikitext103'  # made by: python tasks.py prepare wikitext103 (or prepare <name> --input=files)

@@ -121,6 +121,10 @@ TRAIN_FLAGS = [
     (['--task=dyck1', '--dyck1_format=last', '--dyck1_min_len=50', '--dyck1_max_len=40'],
      'dyck1_min_len=50 must be <= dyck1_max_len=40'),
     (['--task=khop', '--khop_k=5', '--khop_max_k=3'], 'khop_k=5 must be <= khop_max_k=3'),
+    (['--task=modular_addition', '--modular_addition_p=7', '--modular_addition_format=sum'],
+     "modular_addition format must be 'equals' or 'pair'"),
+    (['--task=modular_addition', '--modular_addition_p=7', '--modular_addition_all_pairs=True',
+      '--modular_addition_format=pair', '--causal=False'], "--causal=False: modular_addition's inputs hold"),
     (['--ddp_backend=mpi'], "--ddp_backend must be '', 'nccl' or 'gloo'"),
 ]
 

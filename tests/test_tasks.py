@@ -6,6 +6,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
+import common
 import tasks
 
 
@@ -173,7 +174,25 @@ def test_modular_addition():
     assert np.all(yr[:, 2] == (xr[:, 0] + xr[:, 1]) % 599) and np.all(xr.min() >= 1) and np.all(xr[:, :2] <= 599)
     assert np.all(yt[:, 2] == (xt[:, 0] + xt[:, 1]) % 599)
     code = tasks.make_task('modular_addition', p=11, all_pairs=True)
-    assert len(code.train[0]) + len(code.test[0]) == 121
+    assert len(code.train[0]) + len(code.test[0]) == 121 and not code.causal_only
+
+
+def test_modular_addition_pair_format_is_the_authors_layout():
+    """format='pair' (modadd_exp.py): `a b c`, the sum scored at b's position only, the same pairs and split as
+    '=' format; a non-causal model would read the answer, so model_args refuses one."""
+    equals = tasks.make_task('modular_addition', p=11, all_pairs=True)
+    pair = tasks.make_task('modular_addition', p=11, all_pairs=True, format='pair')
+    for (xe, ye), (xp, yp) in ((equals.test, pair.test), (equals.train, pair.train)):
+        assert np.array_equal(xe[:, :2], xp[:, :2]) and np.all(xe[:, 2] == 12)
+        assert np.array_equal(yp[:, 1], (xp[:, 0] + xp[:, 1]) % 11) and np.array_equal(xp[:, 2], yp[:, 1])
+        assert np.all(yp[:, [0, 2]] == -1) and np.array_equal(ye[:, 2], yp[:, 1])
+    assert pair.causal_only
+    shape = dict(n_layer=1, n_head=1, n_embd=8)
+    assert common.model_args(shape, pair)['block_size'] == 3
+    with pytest.raises(ValueError, match='causal=False'):
+        common.model_args(dict(shape, causal=False), pair)
+    with pytest.raises(ValueError, match="'equals' or 'pair'"):
+        tasks.make_task('modular_addition', p=11, format='sum')
 
 
 def test_memorization_scores_training_set():

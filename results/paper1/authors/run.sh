@@ -115,15 +115,16 @@ mem() {   # mem NAME: memorization_<variant>[_w12]
 # ---- Modular addition (Tables 3, 10) with modadd_exp.py, beside results/paper1/modular_addition_{mixit,standard}
 # (config/cpu/modular_addition_*.py): p = 199, every pair split 95/5 (their script's shuffle of the pairs), 2 x 128,
 # batch 256 (the command line's, where their script sets 4,000), weight decay 0.1, AdamW beta2 0.95, warm-up 100 then
-# cosine to 0.1 x lr, seed 1337, every weight trained (weight_frozen=0); MixiT 32 heads, lr 1e-3, 10,000 steps;
-# standard 8 heads, lr 3e-3, 5,000 steps. Their script evaluates its training pairs, then its test pairs: val_acc is
-# the test pairs' (local_run.JsonlLog(only='testA')), the training pairs' accuracy is in the record's metrics.
-modadd_args() {   # modadd_args HEADS LR STEPS EVAL_STEPS
+# cosine to 0.1 x lr, seed 1337 (the *_seed<N> runs: seed N), every weight trained (weight_frozen=0); MixiT 32
+# heads, lr 1e-3, 10,000 steps; standard 8 heads, lr 3e-3, 5,000 steps. Their script evaluates its training pairs,
+# then its test pairs: val_acc is the test pairs' (local_run.JsonlLog(only='testA')), the training pairs' accuracy
+# is in the record's metrics.
+modadd_args() {   # modadd_args HEADS LR STEPS EVAL_STEPS [SEED]
     echo modadd_exp.py --task=modadds_199 --model_name_or_path=llama --n_embd=128 --n_head="$1" --n_layer=2 \
         --per_device_train_batch_size=256 --max_steps="$3" --warmup_steps=100 --learning_rate="$2" --weight_decay=0.1 \
         --adam_beta2=0.95 --lr_scheduler_type=cosine_with_min_lr '--lr_scheduler_kwargs={"min_lr_rate":0.1}' \
-        --eval_strategy=steps --eval_steps="$4" --logging_steps=100 --seed=1337 --device=cpu --save_strategy=no \
-        --report_to=none --weight_frozen=0
+        --eval_strategy=steps --eval_steps="$4" --logging_steps=100 --seed="${5:-1337}" --device=cpu \
+        --save_strategy=no --report_to=none --weight_frozen=0
 }
 
 one() {
@@ -137,6 +138,10 @@ one() {
         memorization_*) mem "$1" ;;
         modular_addition_mixit) run "$1" $(modadd_args 32 1e-3 10000 1000) --shaped_attention=mixing ;;
         modular_addition_standard) run "$1" $(modadd_args 8 3e-3 5000 500) --shaped_attention=vanilla ;;
+        modular_addition_mixit_seed*) run "$1" $(modadd_args 32 1e-3 10000 1000 "${1##*seed}") \
+            --shaped_attention=mixing ;;
+        modular_addition_standard_seed*) run "$1" $(modadd_args 8 3e-3 5000 500 "${1##*seed}") \
+            --shaped_attention=vanilla ;;
         imdb_mixit_2|imdb_mixit_3) run "$1" $(imdb_args "$1") --shaped_attention=mixing --seed="${1##*_}" ;;
         imdb_mixit_1200steps_1) run "$1" $(imdb_args "$1") --shaped_attention=mixing --max_steps=1200 \
             --warmup_steps=200 --eval_steps=300 ;;
@@ -148,7 +153,8 @@ ALL=(imdb_mixit_1 imdb_standard_1 depth_mixit_2 depth_mixit_4 depth_mixit_8 dept
      depth_random_8 decimal_addition_mixit dyck1_mixit memorization_standard memorization_frozen_qk
      memorization_frozen_mlp memorization_mixit imdb_mixit_2 imdb_mixit_3 imdb_mixit_1200steps_1
      memorization_standard_w12 memorization_frozen_qk_w12 memorization_frozen_mlp_w12 memorization_mixit_w12
-     modular_addition_mixit modular_addition_standard)
+     modular_addition_mixit modular_addition_standard modular_addition_standard_seed2 modular_addition_mixit_seed2
+     modular_addition_mixit_seed3)
 [ $# -gt 0 ] || set -- "${ALL[@]}"
 for name in "$@"; do
     one "$name"

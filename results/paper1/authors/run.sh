@@ -154,7 +154,7 @@ ALL=(imdb_mixit_1 imdb_standard_1 depth_mixit_2 depth_mixit_4 depth_mixit_8 dept
      memorization_frozen_mlp memorization_mixit imdb_mixit_2 imdb_mixit_3 imdb_mixit_1200steps_1
      memorization_standard_w12 memorization_frozen_qk_w12 memorization_frozen_mlp_w12 memorization_mixit_w12
      modular_addition_mixit modular_addition_standard modular_addition_standard_seed2 modular_addition_mixit_seed2
-     modular_addition_mixit_seed3)
+     modular_addition_mixit_seed3 modular_addition_mixit_seed4 modular_addition_mixit_seed5)
 [ $# -gt 0 ] || set -- "${ALL[@]}"
 for name in "$@"; do
     one "$name"

@@ -2,6 +2,7 @@
 # The authors' own trainers (princeton-pli/MixiT at 22ce029, patched by patch.diff only to read local data, run on
 # one CPU thread and write log.jsonl) at the CPU size of this repository's committed runs, for the paper-1 claims
 # that do not reproduce here: same model size, data, steps, batch, learning rate and schedule, seed (README.md).
+# The *_replacement_* runs add replacement.diff for their length: training pairs drawn with replacement, as ours.
 #   bash results/paper1/authors/fetch.sh out/authors
 #   bash results/paper1/authors/run.sh out/authors/MixiT out/authors/venv/bin/python [RUN ...]
 # RUN: names below (default: every one, in order). From the repository root; OURPY (default python) is this
@@ -30,7 +31,7 @@ run() {   # run NAME SCRIPT ARGS...: one run of their SCRIPT, from their checkou
     mkdir -p "$out" "$WORK/$name"
     lscpu | grep 'Model name' | sed 's/  */ /g' > "$out/machine.txt"
     {
-        echo "# their code: princeton-pli/MixiT 22ce029 + results/paper1/authors/patch.diff, run by run.sh $name"
+        echo "# their code: princeton-pli/MixiT 22ce029 + results/paper1/authors/patch.diff$ALSO, run by run.sh $name"
         echo "# $(cat "$out/machine.txt"); $("$PY" -c "$VERSIONS")"
         echo "cd MixiT && OMP_NUM_THREADS=1 WANDB_MODE=disabled MIXIT_LOG_JSONL=log.jsonl python $(printf '%q ' "$@")"
     } > "$out/command.sh"
@@ -127,6 +128,18 @@ modadd_args() {   # modadd_args HEADS LR STEPS EVAL_STEPS [SEED]
         --save_strategy=no --report_to=none --weight_frozen=0
 }
 
+ALSO=''
+replaced() {   # replaced NAME ARGS...: run with replacement.diff on top of patch.diff (their Trainer then draws the
+               # training pairs with replacement, as ours, not in shuffled epochs), and take it off again
+    git -C "$SRC" apply "$HERE/replacement.diff"
+    local status=0
+    ALSO=' + replacement.diff'
+    run "$@" || status=$?
+    ALSO=''
+    git -C "$SRC" apply --reverse "$HERE/replacement.diff"
+    return $status
+}
+
 one() {
     case $1 in
         imdb_mixit_1) imdb "$1" mixing ;;
@@ -142,6 +155,8 @@ one() {
             --shaped_attention=mixing ;;
         modular_addition_standard_seed*) run "$1" $(modadd_args 8 3e-3 5000 500 "${1##*seed}") \
             --shaped_attention=vanilla ;;
+        modular_addition_mixit_replacement_seed*) replaced "$1" $(modadd_args 32 1e-3 10000 1000 "${1##*seed}") \
+            --shaped_attention=mixing ;;
         imdb_mixit_2|imdb_mixit_3) run "$1" $(imdb_args "$1") --shaped_attention=mixing --seed="${1##*_}" ;;
         imdb_mixit_1200steps_1) run "$1" $(imdb_args "$1") --shaped_attention=mixing --max_steps=1200 \
             --warmup_steps=200 --eval_steps=300 ;;
@@ -154,7 +169,8 @@ ALL=(imdb_mixit_1 imdb_standard_1 depth_mixit_2 depth_mixit_4 depth_mixit_8 dept
      memorization_frozen_mlp memorization_mixit imdb_mixit_2 imdb_mixit_3 imdb_mixit_1200steps_1
      memorization_standard_w12 memorization_frozen_qk_w12 memorization_frozen_mlp_w12 memorization_mixit_w12
      modular_addition_mixit modular_addition_standard modular_addition_standard_seed2 modular_addition_mixit_seed2
-     modular_addition_mixit_seed3 modular_addition_mixit_seed4 modular_addition_mixit_seed5)
+     modular_addition_mixit_seed3 modular_addition_mixit_seed4 modular_addition_mixit_seed5
+     modular_addition_mixit_replacement_seed1337 modular_addition_mixit_replacement_seed5)
 [ $# -gt 0 ] || set -- "${ALL[@]}"
 for name in "$@"; do
     one "$name"

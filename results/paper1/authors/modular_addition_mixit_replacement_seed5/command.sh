@@ -1,0 +1,3 @@
+# their code: princeton-pli/MixiT 22ce029 + results/paper1/authors/patch.diff + replacement.diff, run by run.sh modular_addition_mixit_replacement_seed5
+# Model name: AMD EPYC; torch 2.14.1+cu130 transformers 4.52.4
+cd MixiT && OMP_NUM_THREADS=1 WANDB_MODE=disabled MIXIT_LOG_JSONL=log.jsonl python modadd_exp.py --task=modadds_199 --model_name_or_path=llama --n_embd=128 --n_head=32 --n_layer=2 --per_device_train_batch_size=256 --max_steps=10000 --warmup_steps=100 --learning_rate=1e-3 --weight_decay=0.1 --adam_beta2=0.95 --lr_scheduler_type=cosine_with_min_lr --lr_scheduler_kwargs=\{\"min_lr_rate\":0.1\} --eval_strategy=steps --eval_steps=1000 --logging_steps=100 --seed=5 --device=cpu --save_strategy=no --report_to=none --weight_frozen=0 --shaped_attention=mixing 

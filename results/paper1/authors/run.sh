@@ -2,7 +2,7 @@
 # The authors' own trainers (princeton-pli/MixiT at 22ce029, patched by patch.diff only to read local data, run on
 # one CPU thread and write log.jsonl) at the CPU size of this repository's committed runs, for the paper-1 claims
 # that do not reproduce here: same model size, data, steps, batch, learning rate and schedule, seed (README.md).
-# The *_replacement_* runs add replacement.diff for their length: training pairs drawn with replacement, as ours.
+# The *_replacement_* runs add replacement.diff for their length: training examples drawn with replacement, as ours.
 #   bash results/paper1/authors/fetch.sh out/authors
 #   bash results/paper1/authors/run.sh out/authors/MixiT out/authors/venv/bin/python [RUN ...]
 # RUN: names below (default: every one, in order). From the repository root; OURPY (default python) is this
@@ -53,10 +53,10 @@ imdb_args() {
         --per_device_train_batch_size=32 --per_device_eval_batch_size=64 --eval_steps=100 --logging_steps=25 --seed=1 \
         --save_strategy=no --report_to=none --use_cpu=True
 }
-imdb() {   # imdb NAME SHAPED_ATTENTION
+imdb() {   # imdb NAME SHAPED_ATTENTION [RUNNER: run (default) or replaced, below]
     [ -f "$IMDB" ] || (cd "$ROOT" && OMP_NUM_THREADS=1 "$OURPY" "$HERE/export_imdb.py" "$IMDB")
     # shellcheck disable=SC2046
-    run "$1" $(imdb_args "$1") --shaped_attention="$2"
+    "${3:-run}" "$1" $(imdb_args "$1") --shaped_attention="$2"
 }
 
 # ---- Table 5 (depth) with depth.py, beside results/paper1/depth_{mixit,random}_{2,4,8} (config/cpu/table5_*.py):
@@ -129,8 +129,8 @@ modadd_args() {   # modadd_args HEADS LR STEPS EVAL_STEPS [SEED]
 }
 
 ALSO=''
-replaced() {   # replaced NAME ARGS...: run with replacement.diff on top of patch.diff (their Trainer then draws the
-               # training pairs with replacement, as ours, not in shuffled epochs), and take it off again
+replaced() {   # replaced NAME ARGS...: run with replacement.diff on top of patch.diff (their Trainers then draw the
+               # training examples with replacement, as ours, not in shuffled epochs), and take it off again
     git -C "$SRC" apply "$HERE/replacement.diff"
     local status=0
     ALSO=' + replacement.diff'
@@ -144,6 +144,7 @@ one() {
     case $1 in
         imdb_mixit_1) imdb "$1" mixing ;;
         imdb_standard_1) imdb "$1" vanilla ;;
+        imdb_mixit_replacement_1) imdb "$1" mixing replaced ;;
         depth_mixit_2|depth_mixit_4|depth_mixit_8) depth "$1" "${1##*_}" mixing 0 ;;
         depth_random_2|depth_random_4|depth_random_8) depth "$1" "${1##*_}" vanilla 1 ;;
         decimal_addition_mixit) run "$1" $(algo_args additionstream_5 128 1000 250) ;;
@@ -170,7 +171,7 @@ ALL=(imdb_mixit_1 imdb_standard_1 depth_mixit_2 depth_mixit_4 depth_mixit_8 dept
      memorization_standard_w12 memorization_frozen_qk_w12 memorization_frozen_mlp_w12 memorization_mixit_w12
      modular_addition_mixit modular_addition_standard modular_addition_standard_seed2 modular_addition_mixit_seed2
      modular_addition_mixit_seed3 modular_addition_mixit_seed4 modular_addition_mixit_seed5
-     modular_addition_mixit_replacement_seed1337 modular_addition_mixit_replacement_seed5)
+     modular_addition_mixit_replacement_seed1337 modular_addition_mixit_replacement_seed5 imdb_mixit_replacement_1)
 [ $# -gt 0 ] || set -- "${ALL[@]}"
 for name in "$@"; do
     one "$name"

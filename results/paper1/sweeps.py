@@ -140,7 +140,9 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
              [(f'imdb_{v}_1200steps_1', f'config/cpu/imdb_{v}.py',
                '--seed=1 --max_iters=1200 --warmup_iters=200 --eval_interval=300') for v in ('standard', 'mixit')] +
              [(f'imdb_{v}_bidirectional_1', f'config/cpu/imdb_{v}.py', '--seed=1 --causal=False')
-              for v in ('standard', 'frozen_qk')]),
+              for v in ('standard', 'frozen_qk')] +
+             [(f'imdb_mixit_mixitseed{m}_1', 'config/cpu/imdb_mixit.py', f'--seed=1 --mixit_seed={m}')
+              for m in (1, 2)]),
     'yelp': ('seed', [(f'yelp_{v}_1', f'config/cpu/yelp_sentences_{v}.py', '--seed=1') for v in VARIANTS]),
 }
 # paper 1's numbers: Table 5 (decimal addition accuracy %), Table 11 (MixiT accuracy %, width 512), Table 6

@@ -16,9 +16,8 @@ git -C "$DIR/MixiT" checkout -q "$COMMIT"
 if [ ! -x "$DIR/venv/bin/python" ]; then
     python3 -m venv "$DIR/venv"
     # accelerate, datasets, matplotlib, scikit-learn, wandb: imported by their trainers (run.sh); huggingface_hub
-    # < 1.0 for this
-    # transformers (the side-by-side runs used accelerate 1.15.0, datasets 4.2.0, huggingface_hub 0.36.2,
-    # matplotlib 3.11.2, wandb 0.31.0, torch 2.13.0+cpu)
+    # < 1.0 for this transformers (the side-by-side runs used accelerate 1.15.0, datasets 4.2.0, huggingface_hub
+    # 0.36.2, matplotlib 3.11.2, wandb 0.31.0, torch 2.13.0+cpu; README.md has the later runs' versions)
     "$DIR/venv/bin/pip" install -q torch numpy pytest tiktoken tqdm "transformers==4.52.4" "huggingface_hub<1.0" \
         accelerate "datasets<4.3" matplotlib scikit-learn wandb
 fi

@@ -248,6 +248,7 @@ def test_sharing_measures_each_mode_on_a_cpu(tmp_path):
                                               for line in (logs / 'summary.txt').read_text().splitlines()
                                               if line.startswith('| ') and not line.startswith('| mode'))}
     assert set(rows) == {'alone', 'shared'} and rows['alone'][0] == '1' and rows['shared'][0] == '2'
+
     def median_ms(copy):                      # the summary's reading of one copy's log: its first record compiles
         records = [r['ms'] for r in map(json.loads, (logs / copy / 'train_log.jsonl').open()) if 'ms' in r][1:]
         return statistics.median(records)

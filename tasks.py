@@ -46,6 +46,8 @@ class Task:
                                          # those, from the same draws; for tasks whose every target is scored (lm)
     causal_only: bool = False            # inputs hold each answer after its scored position: a model that sees
                                          # later positions would read it (modular addition's 'pair' format)
+    train_split: tuple | None = None     # (N, rows): a fixed training split of N examples batched on demand,
+                                         # rows(idx) -> (x, y), that sample draws from (sentiment's texts)
 
     def __post_init__(self):
         self._test_rows = set(map(bytes, self.test[0]))
@@ -75,6 +77,28 @@ class Task:
                 return np.concatenate(xs), np.concatenate(ys)
         raise ValueError(f"{self.name}: the test set covers nearly every possible example, so fresh samples are "
                          f"almost all test examples; use a larger task or fixed_train=True")
+
+    def fixed_rows(self):
+        """(N, rows) of the fixed training set or split, rows(idx) -> (x, y) for an int array idx; None for a task
+        that samples fresh examples."""
+        if self.train is not None:
+            return len(self.train[0]), lambda idx: (self.train[0][idx], self.train[1][idx])
+        return self.train_split
+
+    def epoch_batch(self, n, start, seed):
+        """Examples start .. start + n - 1 (x, y), int64 (n, T), of the fixed training set's shuffled epochs:
+        epoch e (examples e*N .. (e+1)*N - 1 of the stream, N training examples) is the permutation
+        np.random.default_rng([seed, e]).permutation(N), so every example is seen once an epoch, as a
+        shuffling data loader (the authors' Trainer) goes through it. A batch may straddle two epochs. The stream
+        is a function of (seed, start) alone, so resuming at the same start continues it exactly. Raises
+        ValueError for a task that streams fresh samples (no fixed training set)."""
+        if self.fixed_rows() is None:
+            raise ValueError(f"{self.name} samples fresh examples: it has no fixed training set to go through in "
+                             f"epochs")
+        N, rows = self.fixed_rows()
+        first, last = start // N, (start + n - 1) // N
+        order = np.concatenate([np.random.default_rng([seed, e]).permutation(N) for e in range(first, last + 1)])
+        return rows(order[start - first * N:start - first * N + n])
 
     def eval_set(self):
         """(x, y) the metric is reported on: the test set (the training set for memorization)."""
@@ -1215,7 +1239,7 @@ def sentiment(seed=0, fixed_train=False, n_train=None, n_test=0, data_dir=os.pat
     accuracy over the test split (n_test > 0: a seeded random subset of that size). The test set is sorted by
     length so right-padded evaluation batches of causal models crop well (crop_unscored). compact_vocab: as
     lm, with the label ids kept for label 'token'. Training draws texts uniformly from the training split (with
-    replacement). fixed_train and n_train are accepted for a uniform interface and unused. Raises DataError,
+    replacement; task.train_split goes through it in epochs). fixed_train and n_train are accepted for a uniform interface and unused. Raises DataError,
     or ValueError for a padding or label it does not know. data_dir: as lm's (data_path)."""
     if padding not in ('right', 'left'):
         raise ValueError(f"sentiment_padding must be 'right' or 'left', got {padding!r}")
@@ -1257,11 +1281,14 @@ def sentiment(seed=0, fixed_train=False, n_train=None, n_test=0, data_dir=os.pat
     test_docs = test_docs[np.argsort(test_docs[:, 1] - test_docs[:, 0], kind='stable')]
     train_tokens, train_docs = split['train']
 
+    def rows(idx):
+        return batch(train_tokens, train_docs[idx])
+
     def sample(rng, n):
-        return batch(train_tokens, train_docs[rng.integers(0, len(train_docs), n)])
+        return rows(rng.integers(0, len(train_docs), n))
 
     task = Task('sentiment', V, T, test=batch(test_tokens, test_docs), sample=sample,
-                n_class=len(labels) if label == 'class' else 0, pad_id=int(pad))
+                n_class=len(labels) if label == 'class' else 0, pad_id=int(pad), train_split=(len(train_docs), rows))
     task.token_ids = ids
     return task
 

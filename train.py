@@ -71,6 +71,8 @@ wandb_run_name = ''             # '' -> out_dir's name
 task = 'retrieval'
 task_seed = 0                   # seeds the test set and any fixed training set
 fixed_train = False             # train on a fixed set of the paper's size instead of fresh samples each step
+train_order = 'replacement'     # a fixed training set's batches: 'replacement' draws each example independently;
+                                # 'epochs' goes through shuffled epochs of it (the authors' Trainer; Task.epoch_batch)
 train_on_test = False           # fresh samples may repeat test examples, as the authors' streams (Dyck-1 configs)
 n_train = 0                     # 0: the paper's size
 n_test = 0                      # 0: the paper's size
@@ -160,6 +162,8 @@ def check_flags():
         fail(f"--min_lr_ratio must be in [0, 1], got {min_lr_ratio}")
     if lr_schedule not in ('cosine', 'linear'):
         fail(f"--lr_schedule must be 'cosine' or 'linear', got {lr_schedule!r}")
+    if train_order not in ('replacement', 'epochs'):
+        fail(f"--train_order must be 'replacement' or 'epochs', got {train_order!r}")
     if ddp_backend not in ('', 'nccl', 'gloo'):
         fail(f"--ddp_backend must be '', 'nccl' or 'gloo', got {ddp_backend!r}")
     for key, value in dict(beta1=beta1, beta2=beta2).items():
@@ -292,6 +296,9 @@ try:
 except ValueError as e:
     fail(e)
 T = data.block_size
+if train_order == 'epochs' and data.fixed_rows() is None:
+    fail(f"--train_order=epochs needs a fixed training set, and {task} samples fresh examples (--fixed_train=True "
+         f"fixes one for the synthetic tasks)")
 
 if checkpoint is not None:
     for key, value in checkpoint['model_args'].items():   # the same keys give the same shape, unless the data
@@ -343,17 +350,19 @@ if frozen is not None:                    # the frozen weights, drawn again from
 optimizer = raw_model.configure_optimizers(weight_decay, learning_rate, (beta1, beta2), device_type)
 scaler = torch.amp.GradScaler(device_type, enabled=dtype == 'float16')
 data_rng = np.random.default_rng(seed)   # the same stream on every rank: each takes its slice of the batch
+data_start = 0                           # train_order='epochs': the training examples gone through so far
 if checkpoint is not None:
     try:
         optimizer.load_state_dict(checkpoint['optimizer'])
         scaler.load_state_dict(checkpoint['scaler'])
         data_rng.bit_generator.state = checkpoint['data_rng']
+        data_start = checkpoint.get('data_start', 0)
         torch.set_rng_state(checkpoint['torch_rng'])
     except (ValueError, KeyError, TypeError, RuntimeError) as e:
         fail(f"{ckpt_path}: its optimizer or random state does not fit this run ({type(e).__name__}: "
              f"{(str(e).splitlines() or [''])[0][:100]})")
     checkpoint = None                                    # free memory
-data_state = data_rng.bit_generator.state   # after the batches trained on so far: what ckpt.pt keeps
+data_state = data_rng.bit_generator.state, data_start   # after the batches trained on so far: what ckpt.pt keeps
 forks = 'fork' in torch.multiprocessing.get_all_start_methods()   # a prefetching worker is forked (batches())
 if prefetch and not forks:
     fail(f"--prefetch={prefetch} needs processes started by fork, which this platform lacks; use --prefetch=0")
@@ -386,8 +395,9 @@ def to_device(a):
 crop = partial(crop_unscored, multiple=64 if compile else 1) if model_args['causal'] else (lambda x, y: (x, y))
 
 
-def draw_batch(rng):
-    """This rank's share of one global training batch, as grad_accum (x, y, weight) micro-batches on the host.
+def draw_batch(rng, start):
+    """This rank's share of one global training batch, as grad_accum (x, y, weight) micro-batches on the host:
+    drawn with rng, or with train_order='epochs' examples start .. start + batch_size - 1 of the epochs' stream.
     weight = world_size * (scored tokens in the micro-batch) / (scored tokens in the global batch): scaling each
     micro-batch's mean loss by it makes the gradient (after DDP's average over ranks) that of the mean loss
     over the whole global batch, however it is split into processes and micro-batches."""
@@ -396,7 +406,8 @@ def draw_batch(rng):
         x, y = data.get_batch(batch_size, rng, rows=mine)
         n_scored = batch_size * y.shape[1]
     else:
-        x, y = crop(*data.get_batch(batch_size, rng))
+        x, y = crop(*(data.epoch_batch(batch_size, start, seed) if train_order == 'epochs' else
+                      data.get_batch(batch_size, rng)))
         n_scored = max(int((y >= 0).sum()), 1)
         x, y = x[mine], y[mine]
     return [(x[i:i + micro_batch_size], y[i:i + micro_batch_size],
@@ -411,22 +422,24 @@ def leave_process_group(worker_id):
 
 
 class BatchStream(torch.utils.data.IterableDataset):
-    """draw_batch again and again from the data RNG's state `state` (in the loop, or in a DataLoader worker):
-    each batch with the RNG's state after it, which ckpt.pt keeps, so that a resumed run draws the batch that
-    came next."""
+    """draw_batch again and again from the data state `state`, (the data RNG's state, the examples gone through),
+    in the loop or in a DataLoader worker: each batch with the state after it, which ckpt.pt keeps, so that a
+    resumed run draws the batch that came next."""
 
     def __init__(self, state):
         self.state = state
 
     def __iter__(self):
-        rng = np.random.default_rng()
-        rng.bit_generator.state = self.state
+        rng, start = np.random.default_rng(), self.state[1]
+        rng.bit_generator.state = self.state[0]
         while True:
-            yield draw_batch(rng), rng.bit_generator.state
+            batch = draw_batch(rng, start)
+            start += batch_size
+            yield batch, (rng.bit_generator.state, start)
 
 
 def batches(state):
-    """The training batches from the data RNG's state `state` on, each with the RNG's state after it: drawn by
+    """The training batches from the data state `state` on (BatchStream), each with the state after it: drawn by
     the loop, or with prefetch > 0 by one forked worker process (train.py is a script: a spawned one would run it
     again) that keeps `prefetch` batches ready while the device trains on the last."""
     stream = BatchStream(state)
@@ -533,8 +546,8 @@ def save_checkpoint():
     few MB)."""
     weights = raw_model.state_dict()
     state = dict(optimizer=optimizer.state_dict(), scaler=scaler.state_dict(), model_args=model_args,
-                 iter_num=iter_num, best_val_loss=best_val_loss, config=config, data_rng=data_state,
-                 torch_rng=torch.get_rng_state())
+                 iter_num=iter_num, best_val_loss=best_val_loss, config=config, data_rng=data_state[0],
+                 data_start=data_state[1], torch_rng=torch.get_rng_state())
     hashes = {} if checkpoint_frozen else frozen_fingerprint(raw_model)   # {}: nothing is frozen, keep all
     if hashes:
         state.update(model={k: v for k, v in weights.items() if k not in hashes}, frozen=hashes)

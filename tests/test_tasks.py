@@ -230,6 +230,27 @@ def test_train_on_test_streams_the_authors_samples():
     assert sum(bytes(r) in test_rows for r in x) > 200
 
 
+def test_epochs_go_through_every_training_example_once():
+    """Task.epoch_batch: each epoch of the stream is a permutation of the fixed training set, a new one each
+    epoch and each seed; a batch straddling two epochs is the end of one and the start of the next; the stream
+    is a function of (seed, start). A task without a fixed training set raises."""
+    task = tasks.make_task('modular_addition', p=7, all_pairs=True)       # 47 training pairs
+    x, y = task.train
+    N, rows = len(x), {bytes(r): i for i, r in enumerate(x)}
+    assert len(rows) == N                                                # the rows name their examples
+    stream = [rows[bytes(r)] for start in range(0, 3 * N, 10) for r in task.epoch_batch(10, start, seed=5)[0]]
+    epochs = [stream[e * N:(e + 1) * N] for e in range(3)]
+    assert all(sorted(order) == list(range(N)) for order in epochs)
+    assert epochs[0] != epochs[1] != epochs[2]
+    straddling_x, straddling_y = task.epoch_batch(N + 4, N - 3, seed=5)
+    assert [rows[bytes(r)] for r in straddling_x] == stream[N - 3:2 * N + 1]
+    assert np.array_equal(straddling_y, y[stream[N - 3:2 * N + 1]])
+    assert np.array_equal(task.epoch_batch(10, 20, seed=5)[0], task.epoch_batch(10, 20, seed=5)[0])
+    assert not np.array_equal(task.epoch_batch(N, 0, seed=5)[0], task.epoch_batch(N, 0, seed=6)[0])
+    with pytest.raises(ValueError, match='no fixed training set'):
+        tasks.make_task('retrieval', vocab_size=32, m_max=4, n_test=20).epoch_batch(4, 0, seed=0)
+
+
 def test_exact_match_metric():
     task = tasks.make_task('decimal_addition', n_test=10)
     x, y = examples(task, n=4)

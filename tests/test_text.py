@@ -306,6 +306,11 @@ def test_sentiment_batching_and_padding(enc, tmp_path):
     assert bx.shape == (64, T) and ((by >= 0).sum(1) == 1).all()
     long = np.flatnonzero(docs['train'][:, 1] - docs['train'][:, 0] > T)
     assert len(long) and (by[:, T - 1] >= 0).any()               # long texts: truncated, label at the last slot
+    n_docs, rows = task.train_split                              # an epoch: every training text once
+    ex, ey = task.epoch_batch(n_docs, 0, seed=0)
+    tx, ty = rows(np.arange(n_docs))
+    assert n_docs == len(docs['train'])
+    assert sorted(zip(map(bytes, ex), map(bytes, ey))) == sorted(zip(map(bytes, tx), map(bytes, ty)))
     cx, cy = tasks.crop_unscored(x, y)
     assert cx.shape == (2, max(n)) and (cy >= 0).sum() == 2
     y0 = np.where(np.arange(2)[:, None] == 0, y, -1)             # row 0 only: scored up to its length n[0] < T

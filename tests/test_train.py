@@ -35,16 +35,19 @@ def losses(out_dir):
         return {r['iter']: r['loss'] for r in map(json.loads, f)}
 
 
-@pytest.mark.parametrize('prefetch', [0, 2])
-def test_resume_continues_exactly(prefetch, tmp_path):
+@pytest.mark.parametrize('prefetch, order', [(0, []), (2, []),
+                                             (2, ['--fixed_train=True', '--n_train=40', '--train_order=epochs'])])
+def test_resume_continues_exactly(prefetch, order, tmp_path):
     """Stopped at step 8 and resumed, a run logs the uninterrupted run's losses; drawn by a prefetching worker
-    (before and after the stop), the batches are the loop's own."""
+    (before and after the stop), the batches are the loop's own; going through shuffled epochs of a fixed
+    training set, the resumed run goes on from the example it reached (the stop falls inside the fourth epoch)."""
     full, part = str(tmp_path / 'full'), str(tmp_path / 'part')
-    run(TINY + ['--max_iters=12', f'--out_dir={full}'])
-    run(TINY + ['--max_iters=8', f'--out_dir={part}', f'--prefetch={prefetch}'])
+    run(TINY + order + ['--max_iters=12', f'--out_dir={full}'])
+    run(TINY + order + ['--max_iters=8', f'--out_dir={part}', f'--prefetch={prefetch}'])
     ckpt = torch.load(os.path.join(part, 'ckpt.pt'), map_location='cpu', weights_only=False)
     assert ckpt['iter_num'] == 8 and not any(k.startswith('_orig_mod') for k in ckpt['model'])
-    run(TINY + ['--max_iters=12', f'--out_dir={part}', '--init_from=resume', f'--prefetch={prefetch}'])
+    assert ckpt['data_start'] == 8 * 16
+    run(TINY + order + ['--max_iters=12', f'--out_dir={part}', '--init_from=resume', f'--prefetch={prefetch}'])
     a, b = losses(full), losses(part)
     assert sorted(b) == list(range(1, 13))
     for it in range(9, 13):
@@ -114,7 +117,9 @@ def test_command_line_errors_are_one_line(tmp_path):
     for args, message in [(['--variant=mixiT'], 'unknown variant'), (['--task=nope'], 'unknown task'),
                           (['--init_from=resume', f'--out_dir={tmp_path}'], 'no checkpoint'),
                           (['--batch_size=16', '--micro_batch_size=5'], 'divisible'),
-                          (['--prefetch=-1'], '--prefetch must be >= 0')]:
+                          (['--prefetch=-1'], '--prefetch must be >= 0'),
+                          (['--train_order=shuffled'], "--train_order must be 'replacement' or 'epochs'"),
+                          (['--train_order=epochs'], '--train_order=epochs needs a fixed training set')]:
         r = run(TINY + args, check=False)
         assert r.returncode == 2 and 'Traceback' not in r.stderr and message in r.stderr, r.stderr
 

@@ -1239,8 +1239,9 @@ def sentiment(seed=0, fixed_train=False, n_train=None, n_test=0, data_dir=os.pat
     accuracy over the test split (n_test > 0: a seeded random subset of that size). The test set is sorted by
     length so right-padded evaluation batches of causal models crop well (crop_unscored). compact_vocab: as
     lm, with the label ids kept for label 'token'. Training draws texts uniformly from the training split (with
-    replacement; task.train_split goes through it in epochs). fixed_train and n_train are accepted for a uniform interface and unused. Raises DataError,
-    or ValueError for a padding or label it does not know. data_dir: as lm's (data_path)."""
+    replacement; task.train_split goes through it in epochs). fixed_train and n_train are accepted for a uniform
+    interface and unused. Raises DataError, or ValueError for a padding or label it does not know. data_dir: as
+    lm's (data_path)."""
     if padding not in ('right', 'left'):
         raise ValueError(f"sentiment_padding must be 'right' or 'left', got {padding!r}")
     if label not in ('class', 'token'):

@@ -1,0 +1,1 @@
+OMP_NUM_THREADS=1 python train.py config/cpu/modular_addition_mixit.py --max_iters=40000 --seed=2 --mixit_seed=2 --train_order=epochs --device=cpu --compile=False --dtype=float32 --out_dir=out/abl/modular_addition_mixit_40000steps_epochs_seed2

@@ -92,10 +92,11 @@ class Task:
         shuffling data loader (the authors' Trainer) goes through it. A batch may straddle two epochs. The stream
         is a function of (seed, start) alone, so resuming at the same start continues it exactly. Raises
         ValueError for a task that streams fresh samples (no fixed training set)."""
-        if self.fixed_rows() is None:
+        fixed = self.fixed_rows()
+        if fixed is None:
             raise ValueError(f"{self.name} samples fresh examples: it has no fixed training set to go through in "
                              f"epochs")
-        N, rows = self.fixed_rows()
+        N, rows = fixed
         first, last = start // N, (start + n - 1) // N
         order = np.concatenate([np.random.default_rng([seed, e]).permutation(N) for e in range(first, last + 1)])
         return rows(order[start - first * N:start - first * N + n])

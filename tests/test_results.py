@@ -541,3 +541,19 @@ def test_universal_stage_continues_an_embedding_only_run_on_another_machine(tmp_
     assert len(first) >= 1 and second[:len(first)] == first and second[-1] > first[-1]
     stdout = (part('b') / 'stdout.txt').read_text()
     assert stdout.count('stopped by SIGTERM') == 2 and '| resumed at iteration' in stdout
+
+
+def test_memorization_seeds_table_groups_a_settings_seeds():
+    """memorization_seeds_table: one row per setting run with two or more seeds (the default seed first), its
+    mean and sample standard deviation; a setting with one seed gets no row."""
+    def run(variant, detail, seed, acc, bpp):
+        command = 'python train.py config/cpu/memorization_x.py' + (f' --seed={seed}' if seed != 1337 else '')
+        return dict(variant=variant, detail=detail, command=command,
+                    final=dict(val_acc=acc, bits_per_param=bpp))
+    rs = [run('mixit', 'w12_seed3', 3, 0.50, 1.5), run('mixit', 'w12', 1337, 0.60, 2.0),
+          run('mixit', 'w12_seed2', 2, 0.70, 2.5), run('standard', 'w12', 1337, 0.9, 2.9)]
+    lines = tables.memorization_seeds_table(rs).splitlines()
+    assert len(lines) == 3
+    assert lines[2] == ('| mixit | w12 | 1337, 2, 3 | 60.00 / 70.00 / 50.00 | 60.00 ± 10.00 | 2.00 / 2.50 / 1.50 | '
+                        '2.00 ± 0.50 |')
+    assert tables.memorization_seeds_table(rs[3:]) == ''

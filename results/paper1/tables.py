@@ -13,6 +13,8 @@ beside ours.
 
 import json
 import os
+import re
+import statistics
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -137,8 +139,41 @@ def memorization_table(rs):
         pa, pb = PAPER['memorization'][r['variant']]
         rows.append([r['name'], f['iter'], f"{params:,}" if params else '—', pct(acc),
                      f"{bpp:.2f}" if bpp is not None else '—', f"{pa:.0f}", f"{pb:.2f}"])
-    return table(['run', 'steps', 'trainable params', 'train acc %', 'bits/param', 'paper acc %',
-                  'paper bits/param'], rows)
+    out = table(['run', 'steps', 'trainable params', 'train acc %', 'bits/param', 'paper acc %',
+                 'paper bits/param'], rows)
+    seeds = memorization_seeds_table(rs)
+    return out + '\n\n' + seeds if seeds else out
+
+
+def seed_of(run):
+    """The run's --seed (train.py's default 1337 where its command sets none)."""
+    flags = [w for w in run['command'].split() if w.startswith('--seed=')]
+    return int(flags[-1].split('=', 1)[1]) if flags else 1337
+
+
+def memorization_seeds_table(rs):
+    """The settings run with more than one seed (runs named alike but for a trailing _seed<n>): each seed's
+    accuracy and bits per parameter (train.py's default seed first), and their mean and sample standard
+    deviation; '' when there are none."""
+    groups = {}
+    for r in rs:
+        setting = re.sub(r'_seed\d+$', '', r['detail'])
+        groups.setdefault((VARIANTS.index(r['variant']), setting), []).append(r)
+    rows = []
+    for (v, setting), group in sorted(groups.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        if len(group) < 2:
+            continue
+        group = sorted(group, key=lambda r: (seed_of(r) != 1337, seed_of(r)))   # the default first
+        acc = [100 * r['final']['val_acc'] for r in group]
+        bpp = [r['final']['bits_per_param'] for r in group]
+        spread = lambda xs, f: f"{statistics.mean(xs):{f}} ± {statistics.stdev(xs):{f}}"
+        rows.append([VARIANTS[v], setting or '—', ', '.join(str(seed_of(r)) for r in group),
+                     ' / '.join(f"{a:.2f}" for a in acc), spread(acc, '.2f'),
+                     ' / '.join(f"{b:.2f}" for b in bpp), spread(bpp, '.2f')])
+    if not rows:
+        return ''
+    return table(['variant', 'setting', 'seeds', 'train acc %, each seed', 'mean ± sd', 'bits/param, each seed',
+                  'mean ± sd'], rows)
 
 
 def _stored_bits(run):

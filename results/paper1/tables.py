@@ -4,7 +4,8 @@ The CPU-scale tables of docs/paper1.md, regenerated from the runs committed unde
 Every run is a folder results/paper1/<task>_<variant>[_<detail>]/ holding log.jsonl (train.py's evaluations;
 the last record is the reported result), command.sh (the command that made it) and, for k-hop and Dyck-1,
 breakdown.json (results/paper1/breakdown.py on the run's final checkpoint). Paper 1's numbers are printed
-beside ours.
+beside ours; under memorization's runs, each setting run with several seeds (<run>, <run>_seed2, ...) gets a row
+of its seeds with their mean and standard deviation.
 
     python results/paper1/tables.py            # every table, as markdown
     python results/paper1/tables.py khop       # one task

@@ -1,0 +1,1 @@
+OMP_NUM_THREADS=1 python train.py config/cpu/memorization_frozen_qk.py --seed=2 --train_order=epochs --device=cpu --out_dir=out/abl/memorization_frozen_qk_epochs_seed2

@@ -1,0 +1,1 @@
+OMP_NUM_THREADS=1 python train.py config/cpu/memorization_mixit.py --seed=2 --mixit_seed=2 --train_order=epochs --device=cpu --out_dir=out/abl/memorization_mixit_epochs_seed2

@@ -551,9 +551,11 @@ def test_memorization_seeds_table_groups_a_settings_seeds():
         return dict(variant=variant, detail=detail, command=command,
                     final=dict(val_acc=acc, bits_per_param=bpp))
     rs = [run('mixit', 'w12_seed3', 3, 0.50, 1.5), run('mixit', 'w12', 1337, 0.60, 2.0),
-          run('mixit', 'w12_seed2', 2, 0.70, 2.5), run('standard', 'w12', 1337, 0.9, 2.9)]
+          run('mixit', 'w12_seed2', 2, 0.70, 2.5), run('standard', 'w12', 1337, 0.9, 2.9),
+          run('standard', '', 1337, 1.0, 1.9), run('standard', 'seed2', 2, 0.8, 1.5)]
     lines = tables.memorization_seeds_table(rs).splitlines()
-    assert len(lines) == 3
-    assert lines[2] == ('| mixit | w12 | 1337, 2, 3 | 60.00 / 70.00 / 50.00 | 60.00 ± 10.00 | 2.00 / 2.50 / 1.50 | '
+    assert len(lines) == 4
+    assert lines[2] == '| standard | — | 1337, 2 | 100.00 / 80.00 | 90.00 ± 14.14 | 1.90 / 1.50 | 1.70 ± 0.28 |'
+    assert lines[3] == ('| mixit | w12 | 1337, 2, 3 | 60.00 / 70.00 / 50.00 | 60.00 ± 10.00 | 2.00 / 2.50 / 1.50 | '
                         '2.00 ± 0.50 |')
-    assert tables.memorization_seeds_table(rs[3:]) == ''
+    assert tables.memorization_seeds_table(rs[3:4]) == ''

@@ -158,7 +158,7 @@ def memorization_seeds_table(rs):
     deviation; '' when there are none."""
     groups = {}
     for r in rs:
-        setting = re.sub(r'_seed\d+$', '', r['detail'])
+        setting = re.sub(r'(^|_)seed\d+$', '', r['detail'])
         groups.setdefault((VARIANTS.index(r['variant']), setting), []).append(r)
     rows = []
     for (v, setting), group in sorted(groups.items(), key=lambda kv: (kv[0][1], kv[0][0])):

@@ -146,31 +146,34 @@ def memorization_table(rs):
     return out + '\n\n' + seeds if seeds else out
 
 
+DEFAULT_SEED = 1337              # train.py's seed where a command sets none
+
+
 def seed_of(run):
-    """The run's --seed (train.py's default 1337 where its command sets none)."""
+    """The run's --seed (DEFAULT_SEED where its command sets none)."""
     flags = [w for w in run['command'].split() if w.startswith('--seed=')]
-    return int(flags[-1].split('=', 1)[1]) if flags else 1337
+    return int(flags[-1].split('=', 1)[1]) if flags else DEFAULT_SEED
 
 
 def memorization_seeds_table(rs):
     """The settings run with more than one seed (runs named alike but for a trailing _seed<n>): each seed's
     accuracy and bits per parameter (train.py's default seed first), and their mean and sample standard
     deviation; '' when there are none."""
-    groups = {}
+    groups = {}                     # (setting, variant's index) -> [(seed, final record)]
     for r in rs:
         setting = re.sub(r'(^|_)seed\d+$', '', r['detail'])
-        groups.setdefault((VARIANTS.index(r['variant']), setting), []).append(r)
+        groups.setdefault((setting, VARIANTS.index(r['variant'])), []).append((seed_of(r), r['final']))
+    spread = lambda xs: f"{statistics.mean(xs):.2f} ± {statistics.stdev(xs):.2f}"
     rows = []
-    for (v, setting), group in sorted(groups.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+    for (setting, v), group in sorted(groups.items()):
         if len(group) < 2:
             continue
-        group = sorted(group, key=lambda r: (seed_of(r) != 1337, seed_of(r)))   # the default first
-        acc = [100 * r['final']['val_acc'] for r in group]
-        bpp = [r['final']['bits_per_param'] for r in group]
-        spread = lambda xs, f: f"{statistics.mean(xs):{f}} ± {statistics.stdev(xs):{f}}"
-        rows.append([VARIANTS[v], setting or '—', ', '.join(str(seed_of(r)) for r in group),
-                     ' / '.join(f"{a:.2f}" for a in acc), spread(acc, '.2f'),
-                     ' / '.join(f"{b:.2f}" for b in bpp), spread(bpp, '.2f')])
+        group.sort(key=lambda sf: (sf[0] != DEFAULT_SEED, sf[0]))          # the default first
+        acc = [100 * final['val_acc'] for _, final in group]
+        bpp = [final['bits_per_param'] for _, final in group]
+        rows.append([VARIANTS[v], setting or '—', ', '.join(str(seed) for seed, _ in group),
+                     ' / '.join(f"{a:.2f}" for a in acc), spread(acc), ' / '.join(f"{b:.2f}" for b in bpp),
+                     spread(bpp)])
     if not rows:
         return ''
     return table(['variant', 'setting', 'seeds', 'train acc %, each seed', 'mean ± sd', 'bits/param, each seed',

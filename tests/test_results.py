@@ -103,22 +103,26 @@ def test_sweep_figure_draws_every_run_once_and_a_settings_seeds_in_one_series():
 
 def test_covariance_at_initialisation_shown_once_per_model(monkeypatch, capsys):
     """Two covariance series that differ only in training share their initialised models: the table prints
-    their at-init row once and the figure draws it once; a series of other models keeps its own."""
+    their at-init row once, with the depths of both, and the figure draws it once; a series of other models
+    keeps its own."""
     def final(trained, init):
         return {'covariance': {'trained': {'covariance': trained}, 'init': {'covariance': init}}}
     finals = {'covariance_mixit_2': final(0.3, 0.15), 'covariance_mixit_4': final(0.4, 0.19),
-              'covariance_mixit_long_2': final(0.1, 0.15), 'covariance_mixit_long_4': final(0.2, 0.19),
-              'covariance_random_2': final(0.5, 0.06)}
+              'covariance_random_2': final(0.5, 0.06),
+              'covariance_mixit_long_4': final(0.2, 0.19), 'covariance_mixit_long_8': final(0.2, 0.35)}
     monkeypatch.setattr(sweeps, 'SWEEPS', {'covariance': ('layers', [(n, 'c.py', '') for n in finals])})
     monkeypatch.setattr(sweeps, 'read_run', finals.get)
     sweeps.table()
-    rows = [line.split('|')[1].strip() for line in capsys.readouterr().out.splitlines() if line.startswith('| ')]
+    rows = {line.split('|')[1].strip(): [c.strip() for c in line.split('|')[2:-1]]
+            for line in capsys.readouterr().out.splitlines() if line.startswith('| ')}
+    assert rows['mixit, at init'][:3] == ['15.00', '19.00', '35.00']     # layers 2, 4, 8 (16, 32: the paper's)
+    assert rows['random, at init'][:3] == ['6.00', '', '']
     assert [r for r in rows if r.endswith('at init')] == ['mixit, at init', 'random, at init']
-    assert {'mixit', 'mixit_long', 'random'} <= set(rows)
     (_, _, lines, _), = sweeps.panels()
     assert sorted(lines) == ['mixit', 'mixit, at init', 'mixit_long', 'random', 'random, at init']
-    assert sweeps.same_values({2: 1.0}, {2: 1.0, 4: 2.0}) and not sweeps.same_values({2: 1.0}, {2: 1.1})
-    assert not sweeps.same_values({8: 1.0}, {2: 1.0})
+    assert lines['mixit, at init'] == {2: [15.0], 4: [19.0], 8: [35.0]}
+    assert sweeps.merge_inits({'a': {2: 1.0}, 'b': {2: 1.1}, 'c': {4: 1.0}}) == {'a': {2: 1.0}, 'b': {2: 1.1},
+                                                                                 'c': {4: 1.0}}
 
 
 def test_dyck1_breakdown_by_kind_of_string():

@@ -127,7 +127,11 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                      f'--n_layer={L}{flags} --learning_rate=1e-3 --max_iters=600 --warmup_iters=60')
                     for v, config, flags in (('random', 'random', ''), ('mixit', 'mixit', ''),
                                              ('mixit_nosink', 'mixit', ' --mixit_sink_head=False'))
-                    for L in (2, 4, 8, 16)]),
+                    for L in (2, 4, 8, 16, 32)] +
+                   [(f'covariance_{v}_lr5e-4_600steps_{L}', 'config/cpu/table6_mixit.py',
+                     f'--n_layer={L}{flags} --learning_rate=5e-4 --max_iters=600 --warmup_iters=60')
+                    for v, flags in (('mixit', ''), ('mixit_nosink', ' --mixit_sink_head=False'))
+                    for L in (8, 16, 32)]),
     'covariance512': ('layers', [(f'covariance512_{v}_{L}', f'config/wikitext_{config}.py',
                                   f'{flags}--n_layer={L} --lm_data_dir=data/gpu_lm --n_test=64 --max_iters=0 '
                                   '--eval_iters=1 --eval_batch_size=16 --micro_batch_size=16 --compile=False '
@@ -298,27 +302,35 @@ def table():
         def row(label, cells):
             print(f"| {label} | " + ' | '.join(cells) + ' |')
 
-        inits = []
+        inits = merge_inits({name: {v: 100 * r['covariance']['init']['covariance'] for v, r in runs.items()}
+                             for name, runs in rows.items()}) if sweep == 'covariance' else {}
         for name, runs in rows.items():
             cells = [f"{metric(sweep, runs[v]):.{digits}f}" if v in runs else '' for v in values]
             if seeds:
                 m, sd = mean_sd([metric(sweep, r) for r in runs.values()])
                 cells.append(f"{m:.{digits}f} ± {sd:.{digits}f}" if len(runs) > 1 else '')
             row(name, cells)
-            if sweep == 'covariance':                 # the same models at their initialisation, once per model
-                init = {v: 100 * r['covariance']['init']['covariance'] for v, r in runs.items()}
-                if not any(same_values(init, seen) for seen in inits):
-                    inits.append(init)
-                    row(f"{name}, at init", [f"{init[v]:.2f}" if v in init else '' for v in values])
+            if name in inits:                         # the same models at their initialisation, once per model
+                row(f"{name}, at init", [f"{inits[name][v]:.2f}" if v in inits[name] else '' for v in values])
             if name in paper:
                 row(f"{name}, paper", [f"{paper[name][v]}" if v in paper[name] else '' for v in values])
     return 0
 
 
-def same_values(a, b, rel=1e-6):
-    """Whether every value of {knob: number} a is b's at the same knob (to rel): a series' initialised models
-    are another's when only the training differs (the learning rate, the steps), and are shown once."""
-    return all(x in b and abs(a[x] - b[x]) <= rel * max(abs(a[x]), abs(b[x])) for x in a)
+def merge_inits(inits, rel=1e-6):
+    """{series: {knob: number}} of the covariance sweep's models at initialisation, each series merged into the
+    first one before it that shares a knob and agrees (to rel) at every knob both have: two series whose
+    training alone differs (the learning rate, the steps) share their initialised models, shown once, under the
+    first series' name, with the knobs of both."""
+    merged = {}
+    for name, init in inits.items():
+        owner = next((o for o, seen in merged.items() if set(seen) & set(init) and all(
+            abs(init[x] - seen[x]) <= rel * max(abs(init[x]), abs(seen[x])) for x in set(seen) & set(init))), None)
+        if owner is None:
+            merged[name] = dict(init)
+        else:
+            merged[owner].update(init)
+    return merged
 
 
 def flag_values(flags):
@@ -370,12 +382,14 @@ def panels():
                                              else rest)
             if paper and SWEEPS[sweep][0] != 'seed':
                 out[title][2][f'{label}, paper' if title == sweep else 'paper'] = paper
-    for sweep, lines, _ in out.values():              # a model at initialisation drawn once (same_values)
-        inits = [name for name in lines if name.endswith(', at init')]
-        for i, name in enumerate(inits):
-            mean = {x: sum(ys) / len(ys) for x, ys in lines[name].items()}
-            if any(same_values(mean, {x: sum(ys) / len(ys) for x, ys in lines[kept].items()})
-                   for kept in inits[:i] if kept in lines):
+    for sweep, lines, _ in out.values():              # a model at initialisation drawn once (merge_inits)
+        inits = {name: {x: sum(ys) / len(ys) for x, ys in runs.items()}
+                 for name, runs in lines.items() if name.endswith(', at init')}
+        merged = merge_inits(inits)
+        for name in inits:
+            if name in merged:
+                lines[name] = {x: [y] for x, y in merged[name].items()}
+            else:
                 del lines[name]
     return [(sweep, title, lines, paper) for title, (sweep, lines, paper) in out.items()]
 

@@ -8,7 +8,8 @@ covariance sweeps' runs also covariance.json from `sde.py covariance`).
                              schedules
     heads          Table 11: MixiT with 4, 16, 64, 128 heads, Dyck-1 and decimal addition
     mmax           Fig. 2:   retrieval accuracy against m_max for the four variants
-    covariance     Table 6:  last-layer token covariance of random and MixiT language models by depth
+    covariance     Table 6:  last-layer token covariance of random and MixiT language models by depth, trained
+                             for 100 steps, and for 600 at lr 1e-3 (MixiT at 8 to 32 layers also 5e-4)
     covariance512  Table 6:  the same models at initialisation at Table 8's shape (width 512, the GPT-2
                              vocabulary, 2 to 32 layers) on data/gpu_lm (bash results/gpu/run.sh data); no step
                              is taken (max_iters=0), so the covariance reported is the initialised model's
@@ -127,7 +128,7 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                      f'--n_layer={L}{flags} --learning_rate=1e-3 --max_iters=600 --warmup_iters=60')
                     for v, config, flags in (('random', 'random', ''), ('mixit', 'mixit', ''),
                                              ('mixit_nosink', 'mixit', ' --mixit_sink_head=False'))
-                    for L in (2, 4, 8, 16, 32)] +
+                    for L in (2, 4, 8, 16, 32) if L < 32 or v == 'random'] +
                    [(f'covariance_{v}_lr5e-4_600steps_{L}', 'config/cpu/table6_mixit.py',
                      f'--n_layer={L}{flags} --learning_rate=5e-4 --max_iters=600 --warmup_iters=60')
                     for v, flags in (('mixit', ''), ('mixit_nosink', ' --mixit_sink_head=False'))

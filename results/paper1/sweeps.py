@@ -126,9 +126,11 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                      f'--n_layer={L} --mixit_sink_head=False') for L in (2, 4, 8, 16)] +
                    [(f'covariance_{v}_lr1e-3_600steps_{L}', f'config/cpu/table6_{config}.py',
                      f'--n_layer={L}{flags} --learning_rate=1e-3 --max_iters=600 --warmup_iters=60')
-                    for v, config, flags in (('random', 'random', ''), ('mixit', 'mixit', ''),
-                                             ('mixit_nosink', 'mixit', ' --mixit_sink_head=False'))
-                    for L in (2, 4, 8, 16, 32) if L < 32 or v == 'random'] +
+                    for v, config, flags, depths in (('random', 'random', '', (2, 4, 8, 16, 32)),
+                                                     ('mixit', 'mixit', '', (2, 4, 8, 16)),
+                                                     ('mixit_nosink', 'mixit', ' --mixit_sink_head=False',
+                                                      (2, 4, 8, 16)))
+                    for L in depths] +
                    [(f'covariance_{v}_lr5e-4_600steps_{L}', 'config/cpu/table6_mixit.py',
                      f'--n_layer={L}{flags} --learning_rate=5e-4 --max_iters=600 --warmup_iters=60')
                     for v, flags in (('mixit', ''), ('mixit_nosink', ' --mixit_sink_head=False'))

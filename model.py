@@ -56,6 +56,9 @@ class GPTConfig:
     mixit_sink_head: bool = True         # head 0 of every layer attends to itself and token 1 (authors' code)
     mixit_block: str | None = None       # 'code': the authors' MixiT block (Block); 'plain': the base block
     skip_scaling: float = 0.5 ** 0.5     # mixit_block='code': h <- s h + sqrt(1 - s^2) f(h)
+    depth_alpha: float = 0.0             # > 0: h <- h + (base_n_layer / n_layer)^depth_alpha f(h) in every block
+    base_n_layer: int = 4                #   and MixiT's A without its identity (the authors' LM runner; Block)
+    activation_cminus: float = -1.0      # mixit_block='code': MLP LeakyReLU slope 1 + activation_cminus / sqrt(n)
     base_width: int = 512                # mixit_block='code': linear outputs times sqrt(base_width / fan_in)
     mixit_seed: int = 0                  # the mixing matrices are regenerated from this seed, not checkpointed
     # block
@@ -93,6 +96,9 @@ class GPTConfig:
             raise ValueError(f"mixit_block must be 'code' or 'plain', got {self.mixit_block!r}")
         if not 0 < self.skip_scaling <= 1:
             raise ValueError(f"skip_scaling must be in (0, 1], got {self.skip_scaling}")
+        if self.depth_alpha < 0 or self.base_n_layer < 1:
+            raise ValueError(f"need depth_alpha >= 0 and base_n_layer >= 1, got depth_alpha={self.depth_alpha}, "
+                             f"base_n_layer={self.base_n_layer}")
         if self.mixit_scale not in ('code', 'paper'):
             raise ValueError(f"mixit_scale must be 'code' or 'paper', got {self.mixit_scale!r}")
         if self.attn_out_proj and self.n_embd % self.n_head:
@@ -169,8 +175,10 @@ def mixit_matrices(config, layer):
     and row i sums to 1 + sigma_h (1 - m / (i + 1)) sum_j M_ij (row 0's off-diagonal entries all have the sign
     of -sum_j M_0j). With config.mixit_sink_head, head 0 is a sink: 0.5 I with column 0 set to 0.5 in the
     authors' block (entry (0, 0) is 0.5, so row 0 sums to 0.5), 0.5 I + 0.5 e_1 in the plain block (every row
-    sums to 1). Returns (n_head, m, m), float32, drawn from config.mixit_seed and the layer index so that the
-    model is reproducible from its config alone.
+    sums to 1). With config.depth_alpha > 0 (the authors' depth-scaled block, whose residual stream carries the
+    identity: Block) A_h = sigma_h (M_h - c_h) without I, sigma_h = 1/sqrt(m) in their code. Returns
+    (n_head, m, m), float32, drawn from config.mixit_seed and the layer index so that the model is reproducible
+    from its config alone.
     """
     m, H = config.block_size, config.n_head
     g = torch.Generator().manual_seed(config.mixit_seed * 100_003 + layer)
@@ -180,11 +188,13 @@ def mixit_matrices(config, layer):
     c = M.sum(dim=-1, keepdim=True) / n_support[:, None]          # causal: the row mean over positions <= i
     if config.mixit_scale == 'paper':
         sigma = torch.full((H, 1, 1), 1 / math.sqrt(config.n_embd * m))
+    elif config.depth_alpha > 0:  # authors' code, depth-scaled: 1/sqrt(m) for every head
+        sigma = torch.full((H, 1, 1), 1 / math.sqrt(m))
     else:  # authors' code: sigma_h uniform between 1/sqrt(m n_h) and 1/sqrt(m)
         n_h = config.head_dim
         u = torch.rand(H, 1, 1, generator=g)
         sigma = 1 / math.sqrt(m * n_h) + u * (1 / math.sqrt(m) - 1 / math.sqrt(m * n_h))
-    A = torch.eye(m) + sigma * (M - c)
+    A = sigma * (M - c) if config.depth_alpha > 0 else torch.eye(m) + sigma * (M - c)
     A = A.tril() if config.causal else A
     if config.mixit_sink_head:
         A[0] = 0.5 * torch.eye(m)
@@ -255,8 +265,8 @@ class Attention(nn.Module):
 
 class MLP(nn.Module):
     """Gated MLP W_D(act(W_G h) * W_U h) with n_m = 4n (Llama): act = silu in the plain block; in the authors'
-    MixiT block act = gain * LeakyReLU with negative slope 1 - 1/sqrt(n), gain = calculate_gain('leaky_relu',
-    slope), and the outputs of W_G, W_U times sqrt(base_width / n), of W_D times sqrt(1 / 4n) (Block)."""
+    MixiT block act = gain * LeakyReLU with negative slope 1 + activation_cminus / sqrt(n) (1 - 1/sqrt(n) by
+    default), gain = calculate_gain('leaky_relu', slope), and the outputs of W_G, W_U times sqrt(base_width / n), of W_D times sqrt(1 / 4n) (Block)."""
 
     def __init__(self, config):
         super().__init__()
@@ -265,7 +275,7 @@ class MLP(nn.Module):
         self.c_proj = nn.Linear(4 * config.n_embd, config.n_embd, bias=config.bias)
         self.code = config.mixit_block == 'code'
         if self.code:
-            self.slope = 1 - 1 / math.sqrt(config.n_embd)
+            self.slope = 1 + config.activation_cminus / math.sqrt(config.n_embd)
             self.gain = nn.init.calculate_gain('leaky_relu', self.slope)
             self.in_scale = width_scale(config, config.base_width)            # fan_in n, base base_width
             self.out_scale = width_scale(config, 1 / 4)                       # fan_in 4n, base 1
@@ -284,7 +294,11 @@ class Block(nn.Module):
     shaped_attention='mixing'; docs/deviations.md#mixit-block): residual branches scaled,
     h <- s h + sqrt(1 - s^2) f(h) with s = skip_scaling; the outputs of the value, output, gate, up and head
     projections multiplied by sqrt(base_width / fan_in), of the down projection by sqrt(1 / 4n); the MLP's
-    activation a scaled LeakyReLU (MLP); every linear N(0, 0.02) (GPT._init_weights)."""
+    activation a scaled LeakyReLU (MLP); every linear N(0, 0.02) (GPT._init_weights).
+
+    depth_alpha > 0 is the authors' depth-scaled residual, their language-model runner's default (depth_alpha 1,
+    base_n_layer 4, in any block): h <- h + (base_n_layer / n_layer)^depth_alpha f(h), the skip unscaled and
+    MixiT's mixing without its identity (mixit_matrices); docs/deviations.md#mixit-block."""
 
     def __init__(self, config, layer):
         super().__init__()
@@ -294,13 +308,18 @@ class Block(nn.Module):
             self.ln_2, self.mlp = make_norm(config), MLP(config)
         else:
             self.mlp = None
-        s = config.skip_scaling if config.mixit_block == 'code' else 1.0
-        self.skip, self.branch = s, math.sqrt(1 - s * s) if s < 1 else 1.0
+        if config.depth_alpha > 0:
+            self.skip, self.branch = 1.0, (config.base_n_layer / config.n_layer) ** config.depth_alpha
+        else:
+            s = config.skip_scaling if config.mixit_block == 'code' else 1.0
+            self.skip, self.branch = s, math.sqrt(1 - s * s) if s < 1 else 1.0
 
     def add(self, x, f):
         if not self.residual:
             return f
-        return x + f if self.skip == 1.0 else self.skip * x + self.branch * f
+        if self.skip == 1.0:
+            return x + f if self.branch == 1.0 else x + self.branch * f
+        return self.skip * x + self.branch * f
 
     def forward(self, x, rope):
         x = self.add(x, self.attn(self.ln_1(x), rope))

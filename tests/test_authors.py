@@ -1,7 +1,8 @@
 """model.py against the authors' own paper-1 model (princeton-pli/MixiT, modeling_llama.py): with the same weights
 and the same mixing matrices, the same outputs to float32 rounding, for the runners this repository follows:
 their sentiment classifier (trainer_classifier.py) for MixiT and the standard model, and their depth script's
-causal MixiT language model (depth.py). Their code is not part of this repository: the tests skip unless
+causal MixiT language model (depth.py), and their language-model runner's depth-scaled MixiT (scripts/train.sh).
+Their code is not part of this repository: the tests skip unless
 results/paper1/authors/fetch.sh has fetched it (MIXIT_AUTHORS_DIR, default out/authors/MixiT) and it imports
 (transformers 4.50-4.52)."""
 
@@ -32,9 +33,10 @@ def ml():
         sys.path.remove(AUTHORS)
 
 
-def their_model(ml, shaped_attention, classifier, H=4, n=32, L=2, m=16, V=20, pad=19, base=1.0):
+def their_model(ml, shaped_attention, classifier, H=4, n=32, L=2, m=16, V=20, pad=19, base=1.0, **extra):
     """Their model as their runner configures it: trainer_classifier.get_model_config (is_causal=False,
-    base_hidden_size left at 1, 2 labels, pad = the pad id) or depth.py's (causal, base_hidden_size=512)."""
+    base_hidden_size left at 1, 2 labels, pad = the pad id) or depth.py's (causal, base_hidden_size=512); extra:
+    more of their config's fields (their language-model runner's)."""
     torch.manual_seed(0)
     kwargs = dict(hidden_size=n, num_hidden_layers=L, intermediate_size=4 * n, num_attention_heads=H,
                   shaped_attention=shaped_attention, max_position_embeddings=m, use_cache=False,
@@ -45,7 +47,7 @@ def their_model(ml, shaped_attention, classifier, H=4, n=32, L=2, m=16, V=20, pa
         kwargs.update(is_causal=False, num_labels=2, pad_token_id=pad)
     else:
         kwargs.update(base_hidden_size=base)
-    config = ml.MixingLlamaConfig(**kwargs)
+    config = ml.MixingLlamaConfig(**{**kwargs, **extra})
     config.attention_bias = config.mlp_bias = True
     model = ml.LlamaForSequenceClassification(config) if classifier else ml.LlamaForCausalLM(config)
     g = torch.Generator().manual_seed(1)
@@ -126,6 +128,26 @@ def test_causal_mixit_is_theirs(ml):
     torch.testing.assert_close(A[1:].sum(-1), torch.ones(3, 16), atol=1e-5, rtol=0)   # causal rows sum to 1
     ours = GPT(GPTConfig(variant='mixit', bias=True, block_size=16, n_layer=2, n_head=4, n_embd=32,
                          vocab_size=20)).eval()
+    load_theirs(ours, theirs, 'lm_head')
+    x = torch.randint(0, 20, (3, 16))
+    with torch.no_grad():
+        expected = theirs(input_ids=x).logits
+        logits, _ = ours(x, torch.zeros_like(x))
+    torch.testing.assert_close(logits, expected, atol=1e-5, rtol=1e-5)
+
+
+def test_depth_scaled_mixit_is_their_language_model_runners(ml):
+    """scripts/train.sh's MixiT (trainer.py: depth_alpha 1, base_n_layer 4, activation_cminus 1, base width 512)
+    against variant='mixit' with depth_alpha=1, activation_cminus=1: residual branches times 4 / L with the skip
+    unscaled, and mixing rows without the identity (each random causal row sums to 0; the sink head's to 1)."""
+    L = 3
+    theirs = their_model(ml, 'mixing', classifier=False, L=L, base=512, depth_alpha=1.0, base_num_hidden_layers=4,
+                         activation_cminus=1, skip_scaling=0.5)
+    A = theirs.model.layers[1].self_attn.attn_weights
+    torch.testing.assert_close(A[1:].sum(-1), torch.zeros(3, 16), atol=1e-5, rtol=0)
+    ours = GPT(GPTConfig(variant='mixit', bias=True, block_size=16, n_layer=L, n_head=4, n_embd=32, vocab_size=20,
+                         depth_alpha=1.0, base_n_layer=4, activation_cminus=1.0)).eval()
+    torch.testing.assert_close(ours.transformer.h[1].attn.A[1:].sum(-1), torch.zeros(3, 16), atol=1e-5, rtol=0)
     load_theirs(ours, theirs, 'lm_head')
     x = torch.randint(0, 20, (3, 16))
     with torch.no_grad():

@@ -282,6 +282,32 @@ def test_mixit_block_is_the_authors_block_written_out():
     assert 0.015 < std < 0.025
 
 
+def test_depth_scaled_block_is_the_authors_language_model_runners_written_out():
+    """depth_alpha > 0 (the authors' language-model runner): h1 = h + (L0 / L)^alpha attn(rms h), h2 = h1 +
+    (L0 / L)^alpha mlp(rms h1), the skip unscaled; MixiT's random heads mix without the identity, every causal row
+    summing to 0, entries sigma (M_ij - c_i) with sigma = 1/sqrt(m); the sink head unchanged."""
+    L, L0, m = 8, 4, 64
+    torch.manual_seed(0)
+    gpt = GPT(GPTConfig(variant='mixit', n_layer=L, n_head=8, n_embd=64, vocab_size=11, block_size=m,
+                        depth_alpha=1.0, base_n_layer=L0)).double()
+    A = gpt.transformer.h[0].attn.A.double()
+    torch.testing.assert_close(A[1:].sum(-1), torch.zeros(7, m, dtype=torch.float64), atol=1e-5, rtol=0)
+    assert torch.all(A.triu(1) == 0)
+    default = GPT(GPTConfig(variant='mixit', n_layer=L, n_head=8, n_embd=64, vocab_size=11, block_size=m))
+    assert torch.equal(A[0], default.transformer.h[0].attn.A[0].double())          # the sink head as before
+    lower = torch.tril(torch.ones(m, m, dtype=torch.bool), -1)
+    lower[:16] = False                                            # rows with a long causal support
+    assert 0.8 < A[1:, lower].var().item() * m < 1.2              # variance 1/m
+    blk = gpt.transformer.h[3]
+    h = torch.randn(3, m, 64, dtype=torch.float64)
+    h1 = h + (L0 / L) * blk.attn(blk.ln_1(h), None)
+    h2 = h1 + (L0 / L) * blk.mlp(blk.ln_2(h1))
+    assert torch.allclose(blk(h, None), h2, rtol=1e-12, atol=1e-12)
+    std = GPT(GPTConfig(variant='standard', n_layer=2, n_embd=16, n_head=2, vocab_size=11, block_size=5,
+                        depth_alpha=2.0, base_n_layer=4)).transformer.h[0]
+    assert (std.skip, std.branch) == (1.0, 4.0)                   # any block: (4 / 2)^2
+
+
 def test_plain_block_is_the_llama_block_written_out():
     """mixit_block='plain' (frozen_qk here): h1 = h + c_o(softmax(q k^T / sqrt(d)) v), h2 = h1 + c_d(silu(c_g x)
     c_u x), rotary on q and k; output projections N(0, 0.02 / sqrt(2L))."""

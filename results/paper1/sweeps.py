@@ -131,10 +131,15 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                                                      ('mixit_nosink', 'mixit', ' --mixit_sink_head=False',
                                                       (2, 4, 8, 16)))
                     for L in depths] +
-                   [(f'covariance_{v}_lr5e-4_600steps_{L}', 'config/cpu/table6_mixit.py',
-                     f'--n_layer={L}{flags} --learning_rate=5e-4 --max_iters=600 --warmup_iters=60')
+                   [(f'covariance_{v}_lr{lr}_600steps_{L}', 'config/cpu/table6_mixit.py',
+                     f'--n_layer={L}{flags} --learning_rate={lr} --max_iters=600 --warmup_iters=60')
+                    for lr, depths in (('5e-4', (8, 16, 32)), ('2e-4', (32,)))
                     for v, flags in (('mixit', ''), ('mixit_nosink', ' --mixit_sink_head=False'))
-                    for L in (8, 16, 32)]),
+                    for L in depths] +
+                   [(f'covariance_mixit_depthscaled_lr1e-3_600steps_{L}', 'config/cpu/table6_mixit.py',
+                     f'--n_layer={L} --depth_alpha=1 --activation_cminus=1 --learning_rate=1e-3 --max_iters=600 '
+                     '--warmup_iters=60')
+                    for L in (2, 4, 8, 16, 32)]),
     'covariance512': ('layers', [(f'covariance512_{v}_{L}', f'config/wikitext_{config}.py',
                                   f'{flags}--n_layer={L} --lm_data_dir=data/gpu_lm --n_test=64 --max_iters=0 '
                                   '--eval_iters=1 --eval_batch_size=16 --micro_batch_size=16 --compile=False '

@@ -28,8 +28,10 @@
 #   bash results/gpu/paper.sh universal_f   # paper 2, Table 1: 3- and 4-hop attention-only
 #   bash results/gpu/paper.sh appf          # paper 2, App. F: 3- and 4-hop + MLP, + MLP and LN at the CPU size
 #                                           #   (ARCHS, JOBS: which rows, how many runs at a time)
-#   bash results/gpu/paper.sh lm            # Tables 2, 9: the four variants at 12 x 512 on data/gpu_lm
-#   bash results/gpu/paper.sh covariance    # Table 6: random, MixiT and MixiT without its sink head as language
+#   bash results/gpu/paper.sh lm            # Tables 2, 9: the four variants at 12 x 512 on data/gpu_lm, and MixiT
+#                                           #   in the authors' depth-scaled block (mixit_depthscaled)
+#   bash results/gpu/paper.sh covariance    # Table 6: random, MixiT, MixiT without its sink head and MixiT in the
+#                                           #   authors' depth-scaled block (their Slurm LM runner's) as language
 #                                           #   models at Table 8's shape on data/gpu_lm, 2 to 32 layers (LAYERS),
 #                                           #   LM_ITERS steps each; then each model's token covariance, trained and
 #                                           #   at initialisation (sde.py covariance on the GPU: covariance.json)
@@ -104,8 +106,8 @@ declare -A VARIANTS_OF=(   # each train.py stage's variants (khop_qk: settings),
     [addition]="standard frozen_qk frozen_mlp mixit mixit_256" [memorization]="standard frozen_qk frozen_mlp mixit"
     [khop]="standard frozen_qk" [khop_qk]="std0.028 lr5e-4 width1024"
     [dyck1]="standard frozen_qk frozen_mlp mixit mixit_256" [modular]="standard frozen_qk frozen_mlp mixit"
-    [retrieval]="standard frozen_qk frozen_mlp mixit" [lm]="standard frozen_qk frozen_mlp mixit"
-    [covariance]="random mixit mixit_nosink")
+    [retrieval]="standard frozen_qk frozen_mlp mixit" [lm]="standard frozen_qk frozen_mlp mixit mixit_depthscaled"
+    [covariance]="random mixit mixit_nosink mixit_depthscaled")
 all=${VARIANTS_OF[$stage]:-}
 if [ -n "${VARIANTS:-}" ] && [ -z "$all" ]; then
     echo "error: $stage takes no VARIANTS (got '$VARIANTS')" >&2
@@ -450,8 +452,9 @@ appf)   # App. F's 3- and 4-hop rows at the CPU size (config/cpu/), on the GPU: 
     salvage cpu paper2
     ;;
 covariance)   # Table 6 names no width or steps: Table 8's language model, as lm's runs
-    declare -A lm_config=([random]=standard [mixit]=mixit [mixit_nosink]=mixit)
-    declare -A lm_flags=([random]=--variant=random [mixit]= [mixit_nosink]=--mixit_sink_head=False)
+    declare -A lm_config=([random]=standard [mixit]=mixit [mixit_nosink]=mixit [mixit_depthscaled]=mixit)
+    declare -A lm_flags=([random]=--variant=random [mixit]= [mixit_nosink]=--mixit_sink_head=False
+                         [mixit_depthscaled]="--depth_alpha=1 --activation_cminus=1")
     for n in ${LAYERS:-2 4 8 16 32}; do
         for v in $VARIANTS; do
             run paper1 "covariance_${v}_$n" "config/wikitext_${lm_config[$v]}.py" ${lm_flags[$v]} --n_layer="$n" \
@@ -460,8 +463,13 @@ covariance)   # Table 6 names no width or steps: Table 8's language model, as lm
     done
     ;;
 lm)
-    for v in $VARIANTS; do
-        run paper1 "lm_$v" "config/wikitext_$v.py" "${lm_steps[@]}" --eval_interval=100
+    for v in $VARIANTS; do   # mixit_depthscaled: MixiT in the authors' depth-scaled block (their Slurm LM runner's)
+        if [ "$v" = mixit_depthscaled ]; then
+            run paper1 "lm_$v" config/wikitext_mixit.py --depth_alpha=1 --activation_cminus=1 "${lm_steps[@]}" \
+                --eval_interval=100
+        else
+            run paper1 "lm_$v" "config/wikitext_$v.py" "${lm_steps[@]}" --eval_interval=100
+        fi
     done
     ;;
 esac

@@ -57,7 +57,7 @@ class GPTConfig:
     mixit_block: str | None = None       # 'code': the authors' MixiT block (Block); 'plain': the base block
     skip_scaling: float = 0.5 ** 0.5     # mixit_block='code': h <- s h + sqrt(1 - s^2) f(h)
     depth_alpha: float = 0.0             # > 0: h <- h + (base_n_layer / n_layer)^depth_alpha f(h) in every block
-    base_n_layer: int = 4                #   and MixiT's A without its identity (the authors' LM runner; Block)
+    base_n_layer: int = 4                #   and MixiT's A without its identity (authors' Slurm LM runner; Block)
     activation_cminus: float = -1.0      # mixit_block='code': MLP LeakyReLU slope 1 + activation_cminus / sqrt(n)
     base_width: int = 512                # mixit_block='code': linear outputs times sqrt(base_width / fan_in)
     mixit_seed: int = 0                  # the mixing matrices are regenerated from this seed, not checkpointed
@@ -266,7 +266,8 @@ class Attention(nn.Module):
 class MLP(nn.Module):
     """Gated MLP W_D(act(W_G h) * W_U h) with n_m = 4n (Llama): act = silu in the plain block; in the authors'
     MixiT block act = gain * LeakyReLU with negative slope 1 + activation_cminus / sqrt(n) (1 - 1/sqrt(n) by
-    default), gain = calculate_gain('leaky_relu', slope), and the outputs of W_G, W_U times sqrt(base_width / n), of W_D times sqrt(1 / 4n) (Block)."""
+    default), gain = calculate_gain('leaky_relu', slope), and the outputs of W_G, W_U times sqrt(base_width / n),
+    of W_D times sqrt(1 / 4n) (Block)."""
 
     def __init__(self, config):
         super().__init__()
@@ -296,7 +297,7 @@ class Block(nn.Module):
     projections multiplied by sqrt(base_width / fan_in), of the down projection by sqrt(1 / 4n); the MLP's
     activation a scaled LeakyReLU (MLP); every linear N(0, 0.02) (GPT._init_weights).
 
-    depth_alpha > 0 is the authors' depth-scaled residual, their language-model runner's default (depth_alpha 1,
+    depth_alpha > 0 is the authors' depth-scaled residual, their Slurm language-model runner's (depth_alpha 1,
     base_n_layer 4, in any block): h <- h + (base_n_layer / n_layer)^depth_alpha f(h), the skip unscaled and
     MixiT's mixing without its identity (mixit_matrices); docs/deviations.md#mixit-block."""
 

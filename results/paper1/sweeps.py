@@ -9,11 +9,14 @@ covariance sweeps' runs also covariance.json from `sde.py covariance`).
     heads          Table 11: MixiT with 4, 16, 64, 128 heads, Dyck-1 and decimal addition
     mmax           Fig. 2:   retrieval accuracy against m_max for the four variants
     covariance     Table 6:  last-layer token covariance of random and MixiT language models by depth, trained
-                             for 100 steps, and for 600 at lr 1e-3 (MixiT at 8 to 32 layers also 5e-4)
+                             for 100 steps, and for 600 at lr 1e-3 (MixiT at 8 to 32 layers also 5e-4, at 32
+                             2e-4); MixiT in the authors' depth-scaled block (depth_alpha=1) for 600 at 1e-3
     covariance512  Table 6:  the same models at initialisation at Table 8's shape (width 512, the GPT-2
-                             vocabulary, 2 to 32 layers) on data/gpu_lm (bash results/gpu/run.sh data); no step
-                             is taken (max_iters=0), so the covariance reported is the initialised model's
-    lm             Tables 2, 9: WikiText-2 test log-perplexity of the four variants over 3 seeds
+                             vocabulary, 2 to 32 layers) on data/gpu_lm (bash results/gpu/run.sh data), and
+                             MixiT in the depth-scaled block; no step is taken (max_iters=0), so the covariance
+                             reported is the initialised model's
+    lm             Tables 2, 9: WikiText-2 test log-perplexity of the four variants over 3 seeds, and of MixiT
+                             in the authors' depth-scaled block
     imdb           Table 3:  sentiment of whole IMDb reviews, test accuracy of the four variants over 3 seeds
     yelp           Table 3:  sentiment of Yelp sentences, test accuracy of the four variants, one seed
 
@@ -146,10 +149,14 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                                   '--dtype=float32')
                                  for v, config, flags in (('random', 'standard', '--variant=random '),
                                                           ('mixit', 'mixit', ''),
-                                                          ('mixit_nosink', 'mixit', '--mixit_sink_head=False '))
+                                                          ('mixit_nosink', 'mixit', '--mixit_sink_head=False '),
+                                                          ('mixit_depthscaled', 'mixit',
+                                                           '--depth_alpha=1 --activation_cminus=1 '))
                                  for L in (2, 4, 8, 16, 32)]),
     'lm': ('seed', [(f'lm_{v}_{seed}', f'config/cpu/wikitext_{v}.py', f'--seed={seed}')
-                    for v in VARIANTS for seed in (1, 2, 3)]),
+                    for v in VARIANTS for seed in (1, 2, 3)] +
+                   [(f'lm_mixit_depthscaled_{seed}', 'config/cpu/wikitext_mixit.py',
+                     f'--seed={seed} --depth_alpha=1 --activation_cminus=1') for seed in (1, 2, 3)]),
     'imdb': ('seed', [(f'imdb_{v}_{seed}', f'config/cpu/imdb_{v}.py', f'--seed={seed}')
                       for v in VARIANTS for seed in (1, 2, 3)] +
              [(f'imdb_mixit_causal_{seed}', 'config/cpu/imdb_mixit.py', f'--seed={seed} --causal=True')

@@ -591,7 +591,7 @@ def test_data_files_are_checked_against_meta(tmp_path, byte_tokenizer, monkeypat
     ('khop', {'LAYERS': '4'}, "khop takes no LAYERS (got '4')"),
     ('khop', {'MMAX': '10'}, "khop takes no MMAX (got '10')"),
     ('covariance', {'VARIANTS': 'standard'},
-     "covariance's VARIANTS are random, mixit, mixit_nosink, mixit_depthscaled (got 'standard')"),
+     "covariance's VARIANTS are random, mixit, mixit_nosink, mixit_depthscaled, random_depthscaled (got 'standard')"),
     ('retrieval', {'RETRIEVAL_ITERS': '3k'}, "RETRIEVAL_ITERS must be a positive whole number (got '3k')"),
     ('memorization', {'MPS': 'yes'}, "MPS is 0 or 1 (got 'yes')"),
     ('memorization', {'DRY': 'true'}, "DRY is 0 or 1 (got 'true')"),

@@ -30,11 +30,12 @@
 #                                           #   (ARCHS, JOBS: which rows, how many runs at a time)
 #   bash results/gpu/paper.sh lm            # Tables 2, 9: the four variants at 12 x 512 on data/gpu_lm, and MixiT
 #                                           #   in the authors' depth-scaled block (mixit_depthscaled)
-#   bash results/gpu/paper.sh covariance    # Table 6: random, MixiT, MixiT without its sink head and MixiT in the
-#                                           #   authors' depth-scaled block (their Slurm LM runner's) as language
-#                                           #   models at Table 8's shape on data/gpu_lm, 2 to 32 layers (LAYERS),
-#                                           #   LM_ITERS steps each; then each model's token covariance, trained and
-#                                           #   at initialisation (sde.py covariance on the GPU: covariance.json)
+#   bash results/gpu/paper.sh covariance    # Table 6: random, MixiT, MixiT without its sink head, and MixiT and
+#                                           #   random in the authors' depth-scaled block (their Slurm LM runner's)
+#                                           #   as language models at Table 8's shape on data/gpu_lm, 2 to 32
+#                                           #   layers (LAYERS), LM_ITERS steps each; then each model's token
+#                                           #   covariance, trained and at initialisation (sde.py covariance on the
+#                                           #   GPU: covariance.json)
 #
 # Data that travels (carry it): data/imdb for sentiment (python tasks.py prepare imdb --task=sentiment
 # --input=<IMDb CSVs> --tokenizer=<gpt2.tiktoken>), data/gpu_lm for lm and covariance (bash results/gpu/run.sh
@@ -107,7 +108,7 @@ declare -A VARIANTS_OF=(   # each train.py stage's variants (khop_qk: settings),
     [khop]="standard frozen_qk" [khop_qk]="std0.028 lr5e-4 width1024"
     [dyck1]="standard frozen_qk frozen_mlp mixit mixit_256" [modular]="standard frozen_qk frozen_mlp mixit"
     [retrieval]="standard frozen_qk frozen_mlp mixit" [lm]="standard frozen_qk frozen_mlp mixit mixit_depthscaled"
-    [covariance]="random mixit mixit_nosink mixit_depthscaled")
+    [covariance]="random mixit mixit_nosink mixit_depthscaled random_depthscaled")
 all=${VARIANTS_OF[$stage]:-}
 if [ -n "${VARIANTS:-}" ] && [ -z "$all" ]; then
     echo "error: $stage takes no VARIANTS (got '$VARIANTS')" >&2
@@ -452,9 +453,11 @@ appf)   # App. F's 3- and 4-hop rows at the CPU size (config/cpu/), on the GPU: 
     salvage cpu paper2
     ;;
 covariance)   # Table 6 names no width or steps: Table 8's language model, as lm's runs
-    declare -A lm_config=([random]=standard [mixit]=mixit [mixit_nosink]=mixit [mixit_depthscaled]=mixit)
+    declare -A lm_config=([random]=standard [mixit]=mixit [mixit_nosink]=mixit [mixit_depthscaled]=mixit
+                          [random_depthscaled]=standard)
     declare -A lm_flags=([random]=--variant=random [mixit]= [mixit_nosink]=--mixit_sink_head=False
-                         [mixit_depthscaled]="--depth_alpha=1 --activation_cminus=1")
+                         [mixit_depthscaled]="--depth_alpha=1 --activation_cminus=1"
+                         [random_depthscaled]="--variant=random --depth_alpha=1")
     for n in ${LAYERS:-2 4 8 16 32}; do
         for v in $VARIANTS; do
             run paper1 "covariance_${v}_$n" "config/wikitext_${lm_config[$v]}.py" ${lm_flags[$v]} --n_layer="$n" \

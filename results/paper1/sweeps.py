@@ -10,7 +10,7 @@ covariance sweeps' runs also covariance.json from `sde.py covariance`).
     mmax           Fig. 2:   retrieval accuracy against m_max for the four variants
     covariance     Table 6:  last-layer token covariance of random and MixiT language models by depth, trained
                              for 100 steps, and for 600 at lr 1e-3 (MixiT at 8 to 32 layers also 5e-4, at 32
-                             2e-4); MixiT in the authors' depth-scaled block (depth_alpha=1) for 600 at 1e-3
+                             2e-4); both in the authors' depth-scaled block (depth_alpha=1) for 600 at 1e-3
     covariance512  Table 6:  the same models at initialisation at Table 8's shape (width 512, the GPT-2
                              vocabulary, 2 to 32 layers) on data/gpu_lm (bash results/gpu/run.sh data), and
                              MixiT in the depth-scaled block; no step is taken (max_iters=0), so the covariance
@@ -139,9 +139,9 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                     for lr, depths in (('5e-4', (8, 16, 32)), ('2e-4', (32,)))
                     for v, flags in (('mixit', ''), ('mixit_nosink', ' --mixit_sink_head=False'))
                     for L in depths] +
-                   [(f'covariance_mixit_depthscaled_lr1e-3_600steps_{L}', 'config/cpu/table6_mixit.py',
-                     f'--n_layer={L} --depth_alpha=1 --activation_cminus=1 --learning_rate=1e-3 --max_iters=600 '
-                     '--warmup_iters=60')
+                   [(f'covariance_{v}_depthscaled_lr1e-3_600steps_{L}', f'config/cpu/table6_{v}.py',
+                     f'--n_layer={L} --depth_alpha=1{flags} --learning_rate=1e-3 --max_iters=600 --warmup_iters=60')
+                    for v, flags in (('mixit', ' --activation_cminus=1'), ('random', ''))
                     for L in (2, 4, 8, 16, 32)]),
     'covariance512': ('layers', [(f'covariance512_{v}_{L}', f'config/wikitext_{config}.py',
                                   f'{flags}--n_layer={L} --lm_data_dir=data/gpu_lm --n_test=64 --max_iters=0 '

@@ -1,10 +1,9 @@
 """model.py against the authors' own paper-1 model (princeton-pli/MixiT, modeling_llama.py): with the same weights
 and the same mixing matrices, the same outputs to float32 rounding, for the runners this repository follows:
-their sentiment classifier (trainer_classifier.py) for MixiT and the standard model, and their depth script's
-causal MixiT language model (depth.py), and their language-model runner's depth-scaled MixiT (scripts/train.sh).
-Their code is not part of this repository: the tests skip unless
-results/paper1/authors/fetch.sh has fetched it (MIXIT_AUTHORS_DIR, default out/authors/MixiT) and it imports
-(transformers 4.50-4.52)."""
+their sentiment classifier (trainer_classifier.py) for MixiT and the standard model, their depth script's causal
+MixiT language model (depth.py), and their Slurm language-model runner's depth-scaled MixiT (scripts/train.sh).
+Their code is not part of this repository: the tests skip unless results/paper1/authors/fetch.sh has fetched it
+(MIXIT_AUTHORS_DIR, default out/authors/MixiT) and it imports (transformers 4.50-4.52)."""
 
 import importlib
 import os

@@ -283,7 +283,7 @@ def test_mixit_block_is_the_authors_block_written_out():
 
 
 def test_depth_scaled_block_is_the_authors_language_model_runners_written_out():
-    """depth_alpha > 0 (the authors' language-model runner): h1 = h + (L0 / L)^alpha attn(rms h), h2 = h1 +
+    """depth_alpha > 0 (the authors' Slurm language-model runner): h1 = h + (L0 / L)^alpha attn(rms h), h2 = h1 +
     (L0 / L)^alpha mlp(rms h1), the skip unscaled; MixiT's random heads mix without the identity, every causal row
     summing to 0, entries sigma (M_ij - c_i) with sigma = 1/sqrt(m); the sink head unchanged."""
     L, L0, m = 8, 4, 64

@@ -119,6 +119,17 @@ def test_standard_classifier_is_theirs_and_causal(ml, causal):
         assert not torch.allclose(logits, pooled, atol=1e-4)
 
 
+def assert_same_language_model(theirs, ours):
+    """Their causal language model's logits and ours, from their weights and mixing matrices, agree on random
+    token ids (3, 16)."""
+    load_theirs(ours, theirs, 'lm_head')
+    x = torch.randint(0, 20, (3, 16))
+    with torch.no_grad():
+        expected = theirs(input_ids=x).logits
+        logits, _ = ours(x, torch.zeros_like(x))
+    torch.testing.assert_close(logits, expected, atol=1e-5, rtol=1e-5)
+
+
 def test_causal_mixit_is_theirs(ml):
     """depth.py's MixiT (causal mixing, base_hidden_size=512) against variant='mixit' with its defaults."""
     theirs = their_model(ml, 'mixing', classifier=False, base=512)
@@ -127,12 +138,7 @@ def test_causal_mixit_is_theirs(ml):
     torch.testing.assert_close(A[1:].sum(-1), torch.ones(3, 16), atol=1e-5, rtol=0)   # causal rows sum to 1
     ours = GPT(GPTConfig(variant='mixit', bias=True, block_size=16, n_layer=2, n_head=4, n_embd=32,
                          vocab_size=20)).eval()
-    load_theirs(ours, theirs, 'lm_head')
-    x = torch.randint(0, 20, (3, 16))
-    with torch.no_grad():
-        expected = theirs(input_ids=x).logits
-        logits, _ = ours(x, torch.zeros_like(x))
-    torch.testing.assert_close(logits, expected, atol=1e-5, rtol=1e-5)
+    assert_same_language_model(theirs, ours)
 
 
 def test_depth_scaled_mixit_is_their_language_model_runners(ml):
@@ -147,9 +153,4 @@ def test_depth_scaled_mixit_is_their_language_model_runners(ml):
     ours = GPT(GPTConfig(variant='mixit', bias=True, block_size=16, n_layer=L, n_head=4, n_embd=32, vocab_size=20,
                          depth_alpha=1.0, base_n_layer=4, activation_cminus=1.0)).eval()
     torch.testing.assert_close(ours.transformer.h[1].attn.A[1:].sum(-1), torch.zeros(3, 16), atol=1e-5, rtol=0)
-    load_theirs(ours, theirs, 'lm_head')
-    x = torch.randint(0, 20, (3, 16))
-    with torch.no_grad():
-        expected = theirs(input_ids=x).logits
-        logits, _ = ours(x, torch.zeros_like(x))
-    torch.testing.assert_close(logits, expected, atol=1e-5, rtol=1e-5)
+    assert_same_language_model(theirs, ours)

@@ -156,7 +156,10 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
     'lm': ('seed', [(f'lm_{v}_{seed}', f'config/cpu/wikitext_{v}.py', f'--seed={seed}')
                     for v in VARIANTS for seed in (1, 2, 3)] +
                    [(f'lm_mixit_depthscaled_{seed}', 'config/cpu/wikitext_mixit.py',
-                     f'--seed={seed} --depth_alpha=1 --activation_cminus=1') for seed in (1, 2, 3)]),
+                     f'--seed={seed} --depth_alpha=1 --activation_cminus=1') for seed in (1, 2, 3)] +
+                   [(f'lm_mixit{tag}_12layers_{seed}', 'config/cpu/wikitext_mixit.py',
+                     f'--seed={seed} --n_layer=12{flags}') for seed in (1, 2, 3)
+                    for tag, flags in (('', ''), ('_depthscaled', ' --depth_alpha=1 --activation_cminus=1'))]),
     'imdb': ('seed', [(f'imdb_{v}_{seed}', f'config/cpu/imdb_{v}.py', f'--seed={seed}')
                       for v in VARIANTS for seed in (1, 2, 3)] +
              [(f'imdb_mixit_causal_{seed}', 'config/cpu/imdb_mixit.py', f'--seed={seed} --causal=True')

@@ -16,7 +16,7 @@ covariance sweeps' runs also covariance.json from `sde.py covariance`).
                              MixiT in the depth-scaled block; no step is taken (max_iters=0), so the covariance
                              reported is the initialised model's
     lm             Tables 2, 9: WikiText-2 test log-perplexity of the four variants over 3 seeds, and of MixiT
-                             in the authors' depth-scaled block
+                             in the authors' depth-scaled block; MixiT in both blocks at 12 layers
     imdb           Table 3:  sentiment of whole IMDb reviews, test accuracy of the four variants over 3 seeds
     yelp           Table 3:  sentiment of Yelp sentences, test accuracy of the four variants, one seed
 

@@ -361,9 +361,15 @@ if [ "$DRY" = 0 ]; then   # the stage's archive, written now so that it holds it
     pack
 fi
 
-# lm's and covariance's language models: 64 x 256 tokens a step of the carried tokens, LM_ITERS steps
+# lm's and covariance's language models: 64 x 256 tokens a step of the carried tokens, LM_ITERS steps; each
+# variant's config/wikitext_<config>.py and flags (_depthscaled: the authors' Slurm LM runner's depth-scaled block)
 lm_steps=(--lm_data_dir=data/gpu_lm --batch_size=64 --micro_batch_size=64 --max_iters="$LM_ITERS"
           --warmup_iters=$((LM_ITERS / 20)))
+declare -A lm_config=([standard]=standard [frozen_qk]=frozen_qk [frozen_mlp]=frozen_mlp [mixit]=mixit
+                      [random]=standard [mixit_nosink]=mixit [mixit_depthscaled]=mixit [random_depthscaled]=standard)
+declare -A lm_flags=([random]=--variant=random [mixit_nosink]=--mixit_sink_head=False
+                     [mixit_depthscaled]="--depth_alpha=1 --activation_cminus=1"
+                     [random_depthscaled]="--variant=random --depth_alpha=1")
 case $stage in
 sentiment)
     for seed in ${SEEDS:-1 2}; do
@@ -453,26 +459,16 @@ appf)   # App. F's 3- and 4-hop rows at the CPU size (config/cpu/), on the GPU: 
     salvage cpu paper2
     ;;
 covariance)   # Table 6 names no width or steps: Table 8's language model, as lm's runs
-    declare -A lm_config=([random]=standard [mixit]=mixit [mixit_nosink]=mixit [mixit_depthscaled]=mixit
-                          [random_depthscaled]=standard)
-    declare -A lm_flags=([random]=--variant=random [mixit]= [mixit_nosink]=--mixit_sink_head=False
-                         [mixit_depthscaled]="--depth_alpha=1 --activation_cminus=1"
-                         [random_depthscaled]="--variant=random --depth_alpha=1")
     for n in ${LAYERS:-2 4 8 16 32}; do
         for v in $VARIANTS; do
-            run paper1 "covariance_${v}_$n" "config/wikitext_${lm_config[$v]}.py" ${lm_flags[$v]} --n_layer="$n" \
+            run paper1 "covariance_${v}_$n" "config/wikitext_${lm_config[$v]}.py" ${lm_flags[$v]:-} --n_layer="$n" \
                 "${lm_steps[@]}" --eval_interval=250
         done
     done
     ;;
 lm)
-    for v in $VARIANTS; do   # mixit_depthscaled: MixiT in the authors' depth-scaled block (their Slurm LM runner's)
-        if [ "$v" = mixit_depthscaled ]; then
-            run paper1 "lm_$v" config/wikitext_mixit.py --depth_alpha=1 --activation_cminus=1 "${lm_steps[@]}" \
-                --eval_interval=100
-        else
-            run paper1 "lm_$v" "config/wikitext_$v.py" "${lm_steps[@]}" --eval_interval=100
-        fi
+    for v in $VARIANTS; do
+        run paper1 "lm_$v" "config/wikitext_${lm_config[$v]}.py" ${lm_flags[$v]:-} "${lm_steps[@]}" --eval_interval=100
     done
     ;;
 esac

@@ -8,13 +8,14 @@ covariance sweeps' runs also covariance.json from `sde.py covariance`).
                              schedules
     heads          Table 11: MixiT with 4, 16, 64, 128 heads, Dyck-1 and decimal addition
     mmax           Fig. 2:   retrieval accuracy against m_max for the four variants
-    covariance     Table 6:  last-layer token covariance of random and MixiT language models by depth, trained
-                             for 100 steps, and for 600 at lr 1e-3 (MixiT at 8 to 32 layers also 5e-4, at 32
-                             2e-4); both in the authors' depth-scaled block (depth_alpha=1) for 600 at 1e-3
+    covariance     Table 6:  last-layer token covariance of random, MixiT and sink-free MixiT language models by
+                             depth, trained for 100 steps, and for 600 at lr 1e-3 (MixiT at 8 to 32 layers also
+                             5e-4, at 32 2e-4); all three in the authors' depth-scaled block (depth_alpha=1) for
+                             600 at 1e-3
     covariance512  Table 6:  the same models at initialisation at Table 8's shape (width 512, the GPT-2
                              vocabulary, 2 to 32 layers) on data/gpu_lm (bash results/gpu/run.sh data), and
-                             MixiT in the depth-scaled block; no step is taken (max_iters=0), so the covariance
-                             reported is the initialised model's
+                             MixiT, with and without its sink, in the depth-scaled block; no step is taken
+                             (max_iters=0), so the covariance reported is the initialised model's
     lm             Tables 2, 9: WikiText-2 test log-perplexity of the four variants over 3 seeds, and of MixiT
                              in the authors' depth-scaled block; MixiT in both blocks at 12 layers
     imdb           Table 3:  sentiment of whole IMDb reviews, test accuracy of the four variants over 3 seeds
@@ -140,9 +141,10 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                     for lr, depths in (('5e-4', (8, 16, 32)), ('2e-4', (32,)))
                     for v, flags in (('mixit', ''), ('mixit_nosink', ' --mixit_sink_head=False'))
                     for L in depths] +
-                   [(f'covariance_{v}_depthscaled_lr1e-3_600steps_{L}', f'config/cpu/table6_{v}.py',
+                   [(f'covariance_{v}_depthscaled_lr1e-3_600steps_{L}', f'config/cpu/table6_{config}.py',
                      f'--n_layer={L} {flags} --learning_rate=1e-3 --max_iters=600 --warmup_iters=60')
-                    for v, flags in (('mixit', DEPTH_SCALED), ('random', '--depth_alpha=1'))
+                    for v, config, flags in (('mixit', 'mixit', DEPTH_SCALED), ('random', 'random', '--depth_alpha=1'),
+                                             ('mixit_nosink', 'mixit', DEPTH_SCALED + ' --mixit_sink_head=False'))
                     for L in (2, 4, 8, 16, 32)]),
     'covariance512': ('layers', [(f'covariance512_{v}_{L}', f'config/wikitext_{config}.py',
                                   f'{flags}--n_layer={L} --lm_data_dir=data/gpu_lm --n_test=64 --max_iters=0 '
@@ -151,7 +153,9 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                                  for v, config, flags in (('random', 'standard', '--variant=random '),
                                                           ('mixit', 'mixit', ''),
                                                           ('mixit_nosink', 'mixit', '--mixit_sink_head=False '),
-                                                          ('mixit_depthscaled', 'mixit', DEPTH_SCALED + ' '))
+                                                          ('mixit_depthscaled', 'mixit', DEPTH_SCALED + ' '),
+                                                          ('mixit_nosink_depthscaled', 'mixit',
+                                                           DEPTH_SCALED + ' --mixit_sink_head=False '))
                                  for L in (2, 4, 8, 16, 32)]),
     'lm': ('seed', [(f'lm_{v}_{seed}', f'config/cpu/wikitext_{v}.py', f'--seed={seed}')
                     for v in VARIANTS for seed in (1, 2, 3)] +
@@ -457,7 +461,7 @@ def plot(out='assets/paper1_sweeps.png'):   # where the figure goes
                     color=color.get(base, colors[(len(color) + i) % len(colors)]))
         ax.set_xscale('log', base=2)
         if sweep.startswith('covariance'):           # the paper's and the sink-free MixiT's values lie near 0.1
-            ax.set_yscale('log')
+            ax.set_yscale('log', nonpositive='mask')  # a covariance at or below 0 leaves a gap in its line
         ax.set_xlabel(SWEEPS[sweep][0])
         ax.set_title(title)
         handles, labels = ax.get_legend_handles_labels()

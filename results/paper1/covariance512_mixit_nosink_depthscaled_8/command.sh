@@ -1,0 +1,2 @@
+OMP_NUM_THREADS=1 python train.py config/wikitext_mixit.py --depth_alpha=1 --activation_cminus=1 --mixit_sink_head=False --n_layer=8 --lm_data_dir=data/gpu_lm --n_test=64 --max_iters=0 --eval_iters=1 --eval_batch_size=16 --micro_batch_size=16 --compile=False --dtype=float32 --device=cpu --out_dir=out/sweeps/covariance512_mixit_nosink_depthscaled_8
+OMP_NUM_THREADS=1 python sde.py covariance out/sweeps/covariance512_mixit_nosink_depthscaled_8/ckpt.pt --save=out/sweeps/covariance512_mixit_nosink_depthscaled_8/covariance.json

@@ -1,0 +1,2 @@
+OMP_NUM_THREADS=1 python train.py config/cpu/table6_mixit.py --n_layer=2 --depth_alpha=1 --activation_cminus=1 --mixit_sink_head=False --learning_rate=1e-3 --max_iters=600 --warmup_iters=60 --device=cpu --out_dir=out/sweeps/covariance_mixit_nosink_depthscaled_lr1e-3_600steps_2
+OMP_NUM_THREADS=1 python sde.py covariance out/sweeps/covariance_mixit_nosink_depthscaled_lr1e-3_600steps_2/ckpt.pt --save=out/sweeps/covariance_mixit_nosink_depthscaled_lr1e-3_600steps_2/covariance.json

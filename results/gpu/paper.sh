@@ -28,9 +28,9 @@
 #   bash results/gpu/paper.sh universal_f   # paper 2, Table 1: 3- and 4-hop attention-only
 #   bash results/gpu/paper.sh appf          # paper 2, App. F: 3- and 4-hop + MLP, + MLP and LN at the CPU size
 #                                           #   (ARCHS, JOBS: which rows, how many runs at a time)
-#   bash results/gpu/paper.sh lm            # Tables 2, 9: the four variants at 12 x 512 on data/gpu_lm, and MixiT
-#                                           #   and standard in the authors' depth-scaled block (mixit_depthscaled,
-#                                           #   standard_depthscaled)
+#   bash results/gpu/paper.sh lm            # Tables 2, 9: the four variants at 12 x 512 on data/gpu_lm, in the
+#                                           #   configs' blocks and in the authors' depth-scaled block, as their Slurm
+#                                           #   LM runner trains them (<variant>_depthscaled)
 #   bash results/gpu/paper.sh covariance    # Table 6: random, MixiT, MixiT without its sink head, and MixiT and
 #                                           #   random in the authors' depth-scaled block (their Slurm LM runner's)
 #                                           #   as language models at Table 8's shape on data/gpu_lm, 2 to 32
@@ -108,9 +108,9 @@ declare -A VARIANTS_OF=(   # each train.py stage's variants (khop_qk: settings),
     [addition]="standard frozen_qk frozen_mlp mixit mixit_256" [memorization]="standard frozen_qk frozen_mlp mixit"
     [khop]="standard frozen_qk" [khop_qk]="std0.028 lr5e-4 width1024"
     [dyck1]="standard frozen_qk frozen_mlp mixit mixit_256" [modular]="standard frozen_qk frozen_mlp mixit"
-    [retrieval]="standard frozen_qk frozen_mlp mixit"
-    [lm]="standard frozen_qk frozen_mlp mixit mixit_depthscaled standard_depthscaled"
+    [retrieval]="standard frozen_qk frozen_mlp mixit" [lm]="standard frozen_qk frozen_mlp mixit"
     [covariance]="random mixit mixit_nosink mixit_depthscaled random_depthscaled")
+VARIANTS_OF[lm]+=" standard_depthscaled frozen_qk_depthscaled frozen_mlp_depthscaled mixit_depthscaled"
 all=${VARIANTS_OF[$stage]:-}
 if [ -n "${VARIANTS:-}" ] && [ -z "$all" ]; then
     echo "error: $stage takes no VARIANTS (got '$VARIANTS')" >&2
@@ -369,10 +369,12 @@ lm_steps=(--lm_data_dir=data/gpu_lm --batch_size=64 --micro_batch_size=64 --max_
           --warmup_iters=$((LM_ITERS / 20)))
 declare -A lm_config=([standard]=standard [frozen_qk]=frozen_qk [frozen_mlp]=frozen_mlp [mixit]=mixit
                       [random]=standard [mixit_nosink]=mixit [mixit_depthscaled]=mixit [random_depthscaled]=standard
-                      [standard_depthscaled]=standard)
+                      [standard_depthscaled]=standard [frozen_qk_depthscaled]=frozen_qk
+                      [frozen_mlp_depthscaled]=frozen_mlp)
 declare -A lm_flags=([random]=--variant=random [mixit_nosink]=--mixit_sink_head=False
                      [mixit_depthscaled]="--depth_alpha=1 --activation_cminus=1"
-                     [random_depthscaled]="--variant=random --depth_alpha=1" [standard_depthscaled]=--depth_alpha=1)
+                     [random_depthscaled]="--variant=random --depth_alpha=1" [standard_depthscaled]=--depth_alpha=1
+                     [frozen_qk_depthscaled]=--depth_alpha=1 [frozen_mlp_depthscaled]=--depth_alpha=1)
 case $stage in
 sentiment)
     for seed in ${SEEDS:-1 2}; do

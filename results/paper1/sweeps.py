@@ -442,14 +442,17 @@ def plot(out='assets/paper1_sweeps.png'):   # where the figure goes
         ax.axis('off')
     colors = plt.get_cmap('tab10').colors + plt.get_cmap('Dark2').colors    # a colour per series
     for ax, (sweep, title, lines, paper) in zip(axes.flat, todo):
-        ax.set_ylabel(UNITS.get(sweep, 'test accuracy %'))
-        if SWEEPS[sweep][0] == 'seed':               # one point per series: the mean, and the seeds' spread
+        unit = UNITS.get(sweep, 'test accuracy %')
+        if SWEEPS[sweep][0] == 'seed':               # a row per series: the mean, and the seeds' spread
             names = list(lines)
             stats = [mean_sd([x for xs in lines[n].values() for x in xs]) for n in names]
-            ax.errorbar(range(len(names)), [m for m, _ in stats], yerr=[sd for _, sd in stats], fmt='o', capsize=4)
-            ax.set_xticks(range(len(names)), names, fontsize=8, rotation=30, ha='right')
+            ax.errorbar([m for m, _ in stats], range(len(names)), xerr=[sd for _, sd in stats], fmt='o', capsize=4)
+            ax.set_yticks(range(len(names)), names, fontsize=7)
+            ax.invert_yaxis()
+            ax.set_xlabel(unit)
             ax.set_title(f'{sweep}: mean ± sd over seeds')
             continue
+        ax.set_ylabel(unit)
         color = {}
         for name, runs in lines.items():
             base = name.removesuffix(', at init')

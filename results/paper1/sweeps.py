@@ -17,8 +17,7 @@ covariance sweeps' runs also covariance.json from `sde.py covariance`).
                              MixiT, with and without its sink, in the depth-scaled block; no step is taken
                              (max_iters=0), so the covariance reported is the initialised model's
     lm             Tables 2, 9: WikiText-2 test log-perplexity of the four variants over 3 seeds, and of MixiT
-                             in the authors' depth-scaled block; MixiT and standard in both blocks at 12 layers,
-                             the frozen variants in the depth-scaled one
+                             in the authors' depth-scaled block; the four in both blocks at 12 layers
     imdb           Table 3:  sentiment of whole IMDb reviews, test accuracy of the four variants over 3 seeds
     yelp           Table 3:  sentiment of Yelp sentences, test accuracy of the four variants, one seed
 
@@ -163,12 +162,10 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                    [(f'lm_mixit_depthscaled_{seed}', 'config/cpu/wikitext_mixit.py', f'--seed={seed} {DEPTH_SCALED}')
                     for seed in (1, 2, 3)] +
                    [(f'lm_{v}{tag}_12layers_{seed}', f'config/cpu/wikitext_{v}.py',
-                     f'--seed={seed} --n_layer=12{flags}') for v, scaled in (('mixit', DEPTH_SCALED),
-                                                                            ('standard', '--depth_alpha=1'))
-                    for seed in (1, 2, 3) for tag, flags in (('', ''), ('_depthscaled', ' ' + scaled))] +
-                   [(f'lm_{v}_depthscaled_12layers_{seed}', f'config/cpu/wikitext_{v}.py',
-                     f'--seed={seed} --n_layer=12 --depth_alpha=1') for v in ('frozen_qk', 'frozen_mlp')
-                    for seed in (1, 2, 3)]),
+                     f'--seed={seed} --n_layer=12{flags}')
+                    for v in VARIANTS for seed in (1, 2, 3)
+                    for tag, flags in (('', ''), ('_depthscaled', ' ' + (DEPTH_SCALED if v == 'mixit'
+                                                                         else '--depth_alpha=1')))]),
     'imdb': ('seed', [(f'imdb_{v}_{seed}', f'config/cpu/imdb_{v}.py', f'--seed={seed}')
                       for v in VARIANTS for seed in (1, 2, 3)] +
              [(f'imdb_mixit_causal_{seed}', 'config/cpu/imdb_mixit.py', f'--seed={seed} --causal=True')

@@ -364,17 +364,18 @@ if [ "$DRY" = 0 ]; then   # the stage's archive, written now so that it holds it
 fi
 
 # lm's and covariance's language models: 64 x 256 tokens a step of the carried tokens, LM_ITERS steps; each
-# variant's config/wikitext_<config>.py and flags (_depthscaled: the authors' Slurm LM runner's depth-scaled block)
+# variant's config/wikitext_<config>.py and flags
 lm_steps=(--lm_data_dir=data/gpu_lm --batch_size=64 --micro_batch_size=64 --max_iters="$LM_ITERS"
           --warmup_iters=$((LM_ITERS / 20)))
 declare -A lm_config=([standard]=standard [frozen_qk]=frozen_qk [frozen_mlp]=frozen_mlp [mixit]=mixit
-                      [random]=standard [mixit_nosink]=mixit [mixit_depthscaled]=mixit [random_depthscaled]=standard
-                      [standard_depthscaled]=standard [frozen_qk_depthscaled]=frozen_qk
-                      [frozen_mlp_depthscaled]=frozen_mlp)
-declare -A lm_flags=([random]=--variant=random [mixit_nosink]=--mixit_sink_head=False
-                     [mixit_depthscaled]="--depth_alpha=1 --activation_cminus=1"
-                     [random_depthscaled]="--variant=random --depth_alpha=1" [standard_depthscaled]=--depth_alpha=1
-                     [frozen_qk_depthscaled]=--depth_alpha=1 [frozen_mlp_depthscaled]=--depth_alpha=1)
+                      [random]=standard [mixit_nosink]=mixit)
+declare -A lm_flags=([random]=--variant=random [mixit_nosink]=--mixit_sink_head=False)
+# <v>_depthscaled: v in the depth-scaled block of the authors' Slurm LM runner (MixiT's MLP also their LeakyReLU)
+for v in standard frozen_qk frozen_mlp mixit random; do
+    lm_config[${v}_depthscaled]=${lm_config[$v]}
+    lm_flags[${v}_depthscaled]="${lm_flags[$v]:-} --depth_alpha=1"
+    if [ "$v" = mixit ]; then lm_flags[${v}_depthscaled]+=" --activation_cminus=1"; fi
+done
 case $stage in
 sentiment)
     for seed in ${SEEDS:-1 2}; do

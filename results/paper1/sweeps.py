@@ -42,7 +42,12 @@ sys.path.insert(0, ROOT)
 from configurator import fail, run_command  # noqa: E402
 
 VARIANTS = ('standard', 'frozen_qk', 'frozen_mlp', 'mixit')
-DEPTH_SCALED = '--depth_alpha=1 --activation_cminus=1'   # MixiT in the authors' Slurm LM runner's block
+
+
+def depth_scaled(variant):
+    """The flags that train `variant` in the depth-scaled block of the authors' Slurm language-model runner
+    (depth_alpha 1 for every variant; MixiT's MLP also with their LeakyReLU slope, activation_cminus 1)."""
+    return '--depth_alpha=1' + (' --activation_cminus=1' if variant == 'mixit' else '')
 
 
 def depth_run(variant, L, seed=1, lr='', steps=1500, width=128):
@@ -142,9 +147,10 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                     for v, flags in (('mixit', ''), ('mixit_nosink', ' --mixit_sink_head=False'))
                     for L in depths] +
                    [(f'covariance_{v}_depthscaled_lr1e-3_600steps_{L}', f'config/cpu/table6_{config}.py',
-                     f'--n_layer={L} {flags} --learning_rate=1e-3 --max_iters=600 --warmup_iters=60')
-                    for v, config, flags in (('mixit', 'mixit', DEPTH_SCALED), ('random', 'random', '--depth_alpha=1'),
-                                             ('mixit_nosink', 'mixit', DEPTH_SCALED + ' --mixit_sink_head=False'))
+                     f'--n_layer={L} {depth_scaled(config)}{flags} --learning_rate=1e-3 --max_iters=600 '
+                     '--warmup_iters=60')
+                    for v, config, flags in (('mixit', 'mixit', ''), ('random', 'random', ''),
+                                             ('mixit_nosink', 'mixit', ' --mixit_sink_head=False'))
                     for L in (2, 4, 8, 16, 32)]),
     'covariance512': ('layers', [(f'covariance512_{v}_{L}', f'config/wikitext_{config}.py',
                                   f'{flags}--n_layer={L} --lm_data_dir=data/gpu_lm --n_test=64 --max_iters=0 '
@@ -153,19 +159,18 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                                  for v, config, flags in (('random', 'standard', '--variant=random '),
                                                           ('mixit', 'mixit', ''),
                                                           ('mixit_nosink', 'mixit', '--mixit_sink_head=False '),
-                                                          ('mixit_depthscaled', 'mixit', DEPTH_SCALED + ' '),
+                                                          ('mixit_depthscaled', 'mixit', depth_scaled('mixit') + ' '),
                                                           ('mixit_nosink_depthscaled', 'mixit',
-                                                           DEPTH_SCALED + ' --mixit_sink_head=False '))
+                                                           depth_scaled('mixit') + ' --mixit_sink_head=False '))
                                  for L in (2, 4, 8, 16, 32)]),
     'lm': ('seed', [(f'lm_{v}_{seed}', f'config/cpu/wikitext_{v}.py', f'--seed={seed}')
                     for v in VARIANTS for seed in (1, 2, 3)] +
-                   [(f'lm_mixit_depthscaled_{seed}', 'config/cpu/wikitext_mixit.py', f'--seed={seed} {DEPTH_SCALED}')
-                    for seed in (1, 2, 3)] +
+                   [(f'lm_mixit_depthscaled_{seed}', 'config/cpu/wikitext_mixit.py',
+                     f'--seed={seed} {depth_scaled("mixit")}') for seed in (1, 2, 3)] +
                    [(f'lm_{v}{tag}_12layers_{seed}', f'config/cpu/wikitext_{v}.py',
                      f'--seed={seed} --n_layer=12{flags}')
                     for v in VARIANTS for seed in (1, 2, 3)
-                    for tag, flags in (('', ''), ('_depthscaled', ' ' + (DEPTH_SCALED if v == 'mixit'
-                                                                         else '--depth_alpha=1')))]),
+                    for tag, flags in (('', ''), ('_depthscaled', ' ' + depth_scaled(v)))]),
     'imdb': ('seed', [(f'imdb_{v}_{seed}', f'config/cpu/imdb_{v}.py', f'--seed={seed}')
                       for v in VARIANTS for seed in (1, 2, 3)] +
              [(f'imdb_mixit_causal_{seed}', 'config/cpu/imdb_mixit.py', f'--seed={seed} --causal=True')

@@ -5,7 +5,8 @@
 #
 #   bash results/gpu/paper.sh sentiment     # paper 1, Tables 3, 9: whole IMDb reviews at the authors' Yelp command
 #                                           #   (4 x 1024, 16 heads, 256 tokens, 3,000 steps), 4 variants x 2 seeds
-#   bash results/gpu/paper.sh depth         # Table 5: MixiT and the random transformer at 2, 4, 8 layers (LAYERS)
+#   bash results/gpu/paper.sh depth         # Table 5: MixiT and the random transformer at 2, 4, 8 layers (LAYERS),
+#                                           #   and both in the depth-scaled block (<variant>_depthscaled)
 #   bash results/gpu/paper.sh depth16       # Table 5: the same at 16 layers
 #   bash results/gpu/paper.sh addition      # Tables 3, 10, 11: 10-digit addition, 4 variants; MixiT with 256 heads
 #   bash results/gpu/paper.sh memorization  # Table 4: 512^2 pairs, 4 variants, the paper's 10,000 steps
@@ -104,7 +105,8 @@ if [[ " $STAGES " != *" $stage "* ]]; then
     exit 2
 fi
 declare -A VARIANTS_OF=(   # each train.py stage's variants (khop_qk: settings), in the order its runs start
-    [sentiment]="standard mixit frozen_qk frozen_mlp" [depth]="mixit random" [depth16]="mixit random"
+    [sentiment]="standard mixit frozen_qk frozen_mlp" [depth]="mixit random mixit_depthscaled random_depthscaled"
+    [depth16]="mixit random mixit_depthscaled random_depthscaled"
     [addition]="standard frozen_qk frozen_mlp mixit mixit_256" [memorization]="standard frozen_qk frozen_mlp mixit"
     [khop]="standard frozen_qk" [khop_qk]="std0.028 lr5e-4 width1024"
     [dyck1]="standard frozen_qk frozen_mlp mixit mixit_256" [modular]="standard frozen_qk frozen_mlp mixit"
@@ -387,9 +389,10 @@ sentiment)
 depth | depth16)
     steps=$([ "$DEPTH_ITERS" = 40000 ] || echo "_${DEPTH_ITERS}steps")   # a run short of the authors' 40,000
     for n in ${LAYERS:-$([ "$stage" = depth ] && echo "2 4 8" || echo 16)}; do
-        for v in $VARIANTS; do
-            run paper1 "depth_${v}_$n$steps" "config/table5_$v.py" --n_layer=$n --seed=1 --micro_batch_size=1000 \
-                --max_iters="$DEPTH_ITERS" --eval_interval=500
+        for v in $VARIANTS; do   # <v>_depthscaled: depth.py's depth_alpha (the authors' depth runner: 0) at 1
+            scaled=$([[ $v == *_depthscaled ]] && echo --depth_alpha=1 || true)
+            run paper1 "depth_${v}_$n$steps" "config/table5_${v%_depthscaled}.py" --n_layer=$n --seed=1 \
+                --micro_batch_size=1000 --max_iters="$DEPTH_ITERS" --eval_interval=500 $scaled
         done
     done
     ;;

@@ -71,9 +71,9 @@ depth_args() {   # depth_args LAYERS
         --weight_decay=0.001 --eval_strategy=steps --eval_steps=500 --logging_steps=100 --seed=1 --device=cpu \
         --save_strategy=no --report_to=none
 }
-depth() {   # depth NAME LAYERS SHAPED_ATTENTION WEIGHT_FROZEN
+depth() {   # depth NAME LAYERS SHAPED_ATTENTION WEIGHT_FROZEN [ARGS...]
     # shellcheck disable=SC2046
-    run "$1" $(depth_args "$2") --shaped_attention="$3" --weight_frozen="$4"
+    run "$1" $(depth_args "$2") --shaped_attention="$3" --weight_frozen="$4" "${@:5}"
 }
 
 # ---- Decimal addition and Dyck-1 (Table 3) with MixiT, also through depth.py (their README runs the algorithmic
@@ -145,7 +145,8 @@ one() {
         imdb_mixit_1) imdb "$1" mixing ;;
         imdb_standard_1) imdb "$1" vanilla ;;
         imdb_mixit_replacement_1) imdb "$1" mixing replaced ;;
-        depth_mixit_2|depth_mixit_4|depth_mixit_8) depth "$1" "${1##*_}" mixing 0 ;;
+        depth_mixit_2|depth_mixit_4|depth_mixit_8|depth_mixit_16) depth "$1" "${1##*_}" mixing 0 ;;
+        depth_mixit_depthscaled_8|depth_mixit_depthscaled_16) depth "$1" "${1##*_}" mixing 0 --depth_alpha=1 ;;
         depth_random_2|depth_random_4|depth_random_8) depth "$1" "${1##*_}" vanilla 1 ;;
         decimal_addition_mixit) run "$1" $(algo_args additionstream_5 128 1000 250) ;;
         dyck1_mixit) run "$1" $(algo_args dyckstream_20 64 1500 250) ;;
@@ -171,7 +172,8 @@ ALL=(imdb_mixit_1 imdb_standard_1 depth_mixit_2 depth_mixit_4 depth_mixit_8 dept
      memorization_standard_w12 memorization_frozen_qk_w12 memorization_frozen_mlp_w12 memorization_mixit_w12
      modular_addition_mixit modular_addition_standard modular_addition_standard_seed2 modular_addition_mixit_seed2
      modular_addition_mixit_seed3 modular_addition_mixit_seed4 modular_addition_mixit_seed5
-     modular_addition_mixit_replacement_seed1337 modular_addition_mixit_replacement_seed5 imdb_mixit_replacement_1)
+     modular_addition_mixit_replacement_seed1337 modular_addition_mixit_replacement_seed5 imdb_mixit_replacement_1
+     depth_mixit_16 depth_mixit_depthscaled_16 depth_mixit_depthscaled_8)
 [ $# -gt 0 ] || set -- "${ALL[@]}"
 for name in "$@"; do
     one "$name"

@@ -146,7 +146,7 @@ one() {
         imdb_standard_1) imdb "$1" vanilla ;;
         imdb_mixit_replacement_1) imdb "$1" mixing replaced ;;
         depth_mixit_2|depth_mixit_4|depth_mixit_8|depth_mixit_16) depth "$1" "${1##*_}" mixing 0 ;;
-        depth_mixit_depthscaled_8|depth_mixit_depthscaled_16) depth "$1" "${1##*_}" mixing 0 --depth_alpha=1 ;;
+        depth_mixit_depthscaled_16) depth "$1" 16 mixing 0 --depth_alpha=1 ;;
         depth_random_2|depth_random_4|depth_random_8) depth "$1" "${1##*_}" vanilla 1 ;;
         decimal_addition_mixit) run "$1" $(algo_args additionstream_5 128 1000 250) ;;
         dyck1_mixit) run "$1" $(algo_args dyckstream_20 64 1500 250) ;;
@@ -173,7 +173,7 @@ ALL=(imdb_mixit_1 imdb_standard_1 depth_mixit_2 depth_mixit_4 depth_mixit_8 dept
      modular_addition_mixit modular_addition_standard modular_addition_standard_seed2 modular_addition_mixit_seed2
      modular_addition_mixit_seed3 modular_addition_mixit_seed4 modular_addition_mixit_seed5
      modular_addition_mixit_replacement_seed1337 modular_addition_mixit_replacement_seed5 imdb_mixit_replacement_1
-     depth_mixit_16 depth_mixit_depthscaled_16 depth_mixit_depthscaled_8)
+     depth_mixit_16 depth_mixit_depthscaled_16)
 [ $# -gt 0 ] || set -- "${ALL[@]}"
 for name in "$@"; do
     one "$name"

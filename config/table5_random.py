@@ -2,6 +2,7 @@
 # positions, as the authors' depth script) by depth, decimal addition of two 10-digit numbers; variant random,
 # depth on the command line (the paper: 2, 8, 16).
 # torchrun --standalone --nproc_per_node=8 train.py config/table5_random.py --n_layer=16
+# --depth_alpha=1: the depth-scaled block (depth.py's depth_alpha, which the authors' depth runner leaves at 0)
 # 1,000 sequences/iter = 125 micro-batch x 1 accum x 8 GPUs (1 GPU: the same batch, 8x the accumulation).
 # Settings of the authors' depth script (scripts/depth.sh, depth.py, task_additionstream.py): width 512,
 # 128 heads, biases, batch 1,000, lr 1e-2 with 500 warm-up steps and a cosine decay to 0, weight decay 1e-3, HF AdamW's

@@ -3,6 +3,7 @@
 # (depth.py, task_additionstream.py): heads of width 4 (their 512 x 128), biases, lr 1e-2, weight decay 1e-3, AdamW
 # beta2 0.999, warm-up then a cosine decay to 0; trained from scratch, depth on the command line.
 # python train.py config/cpu/table5_mixit.py --n_layer=8
+# --depth_alpha=1: the depth-scaled block (depth.py's depth_alpha, which the authors' depth runner leaves at 0)
 # python results/paper1/sweeps.py run --sweep=depth     # depths 2, 4, 8 of both, 3 seeds; docs/paper1.md#depth
 # 128 sequences/iter x 13 tokens (two 3-digit numbers, the paper: 10 digits), one process.
 

@@ -50,19 +50,22 @@ def depth_scaled(variant):
     return '--depth_alpha=1' + (' --activation_cminus=1' if variant == 'mixit' else '')
 
 
-def depth_run(variant, L, seed=1, lr='', steps=1500, width=128, scaled=False, skip=''):
+def depth_run(variant, L, seed=1, lr='', steps=1500, width=128, scaled=False, skip='', digits=3):
     """A Table 5 run (name, config, flags): config/cpu/table5_<variant>.py at L layers, with the seed (for MixiT
     also the mixing matrices'), and where they differ from the config, the width (heads of width 4), the peak lr,
-    the schedule's length and the block (scaled: the depth-scaled block, depth_alpha 1, the setting the authors'
-    depth runner passes to depth.py, 0 by default; skip: MixiT's skip_scaling s, the config's √0.5); the name
-    marks each, e.g. depth_mixit_seed3_lr1e-3_3000steps_16 or depth_mixit_depthscaled_16."""
+    the schedule's length, the block (scaled: the depth-scaled block, depth_alpha 1, the setting the authors'
+    depth runner passes to depth.py, 0 by default; skip: MixiT's skip_scaling s, the config's √0.5) and the
+    numbers' digits (the paper's 10); the name marks each, e.g. depth_mixit_seed3_lr1e-3_3000steps_16 or
+    depth_mixit_depthscaled_10digits_8."""
     name = (f'depth_{variant}' + ('_depthscaled' if scaled else '') + (f'_skip{skip}' if skip else '')
-            + (f'_w{width}' if width != 128 else '') + (f'_seed{seed}' if seed != 1 else '')
-            + (f'_lr{lr}' if lr else '') + (f'_{steps}steps' if steps != 1500 else '') + f'_{L}')
+            + (f'_{digits}digits' if digits != 3 else '') + (f'_w{width}' if width != 128 else '')
+            + (f'_seed{seed}' if seed != 1 else '') + (f'_lr{lr}' if lr else '')
+            + (f'_{steps}steps' if steps != 1500 else '') + f'_{L}')
     flags = (f'--n_layer={L} --seed={seed}' + (f' --mixit_seed={seed}' if variant == 'mixit' else '')
              + (f' --n_embd={width} --n_head={width // 4}' if width != 128 else '')
              + (f' --learning_rate={lr}' if lr else '') + (f' --max_iters={steps}' if steps != 1500 else '')
-             + (' --depth_alpha=1' if scaled else '') + (f' --skip_scaling={skip}' if skip else ''))
+             + (' --depth_alpha=1' if scaled else '') + (f' --skip_scaling={skip}' if skip else '')
+             + (f' --decimal_addition_n_digits={digits}' if digits != 3 else ''))
     return name, f'config/cpu/table5_{variant}.py', flags
 
 
@@ -98,7 +101,9 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                                              (4, 2, 512, 4500), (2, 3, 512, 4500), (4, 3, 512, 4500),
                                              (8, 3, 384, 4500))] +
               [depth_run('mixit', L, seed, scaled=True) for seed in (1, 2, 3) for L in (2, 4, 8, 16)] +
-              [depth_run('mixit', 16, seed, skip='0.97') for seed in (1, 2)]),
+              [depth_run('mixit', 16, seed, skip='0.97') for seed in (1, 2)] +
+              [depth_run('mixit', L, 1, scaled=scaled, digits=digits)
+               for digits, L, scaled in ((5, 2, False), (10, 2, False), (10, 2, True), (10, 8, True))]),
     'heads': ('heads', [(f'heads_{task}_mixit_{H}', f'config/cpu/{config}.py', f'--n_head={H}')   # heads of width >= 1
                         for task, config, width in (('dyck1', 'dyck1_mixit', 128),
                                                     ('decimal_addition', 'table11_decimal_addition_mixit', 64))
@@ -385,7 +390,9 @@ def facet(sweep, config, flags):
         if 'mixit' in config:
             block = (', depth-scaled block' if 'depth_alpha' in f else
                      f", skip scaling {f['skip_scaling']}" if 'skip_scaling' in f else '')
-            return 'depth: MixiT', f"lr {f.get('learning_rate', '1e-2')}, {steps:,} steps{block}", seed
+            digits = f.get('decimal_addition_n_digits', '3')
+            title = 'depth: MixiT' + (f', {digits} digits' if digits != '3' else '')
+            return title, f"lr {f.get('learning_rate', '1e-2')}, {steps:,} steps{block}", seed
         return 'depth: random transformer', f"width {f.get('n_embd', 128)}, {steps:,} steps", seed
     variant = os.path.basename(config)[len('retrieval_'):-len('.py')]
     steps, lr = int(f['max_iters']), f.get('learning_rate', '1e-3')

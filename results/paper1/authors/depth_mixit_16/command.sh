@@ -1,0 +1,3 @@
+# their code: princeton-pli/MixiT 22ce029 + results/paper1/authors/patch.diff, run by run.sh depth_mixit_16
+# Model name: AMD EPYC; torch 2.13.0+cpu transformers 4.52.4
+cd MixiT && OMP_NUM_THREADS=1 WANDB_MODE=disabled MIXIT_LOG_JSONL=log.jsonl python depth.py --task=additionstream_3 --model_name_or_path=llama --n_embd=128 --n_head=32 --n_layer=16 --per_device_train_batch_size=128 --max_steps=1500 --train_size=128 --warmup_steps=50 --learning_rate=1e-2 --weight_decay=0.001 --eval_strategy=steps --eval_steps=500 --logging_steps=100 --seed=1 --device=cpu --save_strategy=no --report_to=none --shaped_attention=mixing --weight_frozen=0 

@@ -5,7 +5,8 @@ covariance sweeps' runs also covariance.json from `sde.py covariance`).
 
     depth          Table 5:  MixiT and the random transformer at 2, 4, 8 (3 seeds) and 16 layers, decimal addition
                              (width 128; the random transformer also at 256, 384 and the paper's 512), other lrs and
-                             schedules; MixiT in the depth-scaled block (depth_alpha=1, 3 seeds)
+                             schedules; MixiT in the depth-scaled block (depth_alpha=1, 3 seeds), with a skip
+                             scaling of 0.97 at 16 layers, and with 5- and 10-digit numbers
     heads          Table 11: MixiT with 4, 16, 64, 128 heads, Dyck-1 and decimal addition
     mmax           Fig. 2:   retrieval accuracy against m_max for the four variants
     covariance     Table 6:  last-layer token covariance of random, MixiT and sink-free MixiT language models by
@@ -381,8 +382,8 @@ def flag_values(flags):
 def facet(sweep, config, flags):
     """(panel, series, seed) under which plot() draws a run of the depth or mmax sweep, whose runs vary more than
     the knob: depth a panel per variant (MixiT's 5- and 10-digit runs one more), a series per peak lr, schedule and
-    block (MixiT) or width and schedule (the random transformer); mmax a panel per schedule and peak lr, a series per variant, W_Q, W_K init scale and,
-    past 3,000 steps, schedule."""
+    block (MixiT) or width and schedule (the random transformer); mmax a panel per schedule and peak lr, a series
+    per variant, W_Q, W_K init scale and, past 3,000 steps, schedule."""
     f = flag_values(flags)
     seed = int(f.get('seed', 1))
     if sweep == 'depth':

@@ -51,19 +51,21 @@ def depth_scaled(variant):
     return '--depth_alpha=1' + (' --activation_cminus=1' if variant == 'mixit' else '')
 
 
-def depth_run(variant, L, seed=1, lr='', steps=1500, width=128, scaled=False, skip='', digits=3):
+def depth_run(variant, L, seed=1, lr='', steps=1500, width=128, scaled=False, skip='', digits=3, heads=None):
     """A Table 5 run (name, config, flags): config/cpu/table5_<variant>.py at L layers, with the seed (for MixiT
     also the mixing matrices'), and where they differ from the config, the width (heads of width 4), the peak lr,
     the schedule's length, the block (scaled: the depth-scaled block, depth_alpha 1, the setting the authors'
-    depth runner passes to depth.py, 0 by default; skip: MixiT's skip_scaling s, the config's √0.5) and the
-    numbers' digits (the paper's 10); the name marks each, e.g. depth_mixit_seed3_lr1e-3_3000steps_16 or
-    depth_mixit_depthscaled_10digits_8."""
+    depth runner passes to depth.py, 0 by default; skip: MixiT's skip_scaling s, the config's √0.5), the
+    numbers' digits (the paper's 10) and the heads (width / 4 unless given; the paper's 128 at width 128: heads of
+    width 1); the name marks each, e.g. depth_mixit_seed3_lr1e-3_3000steps_16 or depth_mixit_depthscaled_10digits_8."""
     name = (f'depth_{variant}' + ('_depthscaled' if scaled else '') + (f'_skip{skip}' if skip else '')
             + (f'_{digits}digits' if digits != 3 else '') + (f'_w{width}' if width != 128 else '')
+            + (f'_h{heads}' if heads else '')
             + (f'_seed{seed}' if seed != 1 else '') + (f'_lr{lr}' if lr else '')
             + (f'_{steps}steps' if steps != 1500 else '') + f'_{L}')
     flags = (f'--n_layer={L} --seed={seed}' + (f' --mixit_seed={seed}' if variant == 'mixit' else '')
-             + (f' --n_embd={width} --n_head={width // 4}' if width != 128 else '')
+             + (f' --n_embd={width}' if width != 128 else '')
+             + (f' --n_head={heads or width // 4}' if heads or width != 128 else '')
              + (f' --learning_rate={lr}' if lr else '') + (f' --max_iters={steps}' if steps != 1500 else '')
              + (' --depth_alpha=1' if scaled else '') + (f' --skip_scaling={skip}' if skip else '')
              + (f' --decimal_addition_n_digits={digits}' if digits != 3 else ''))
@@ -104,7 +106,9 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
               [depth_run('mixit', L, seed, scaled=True) for seed in (1, 2, 3) for L in (2, 4, 8, 16)] +
               [depth_run('mixit', 16, seed, skip='0.97') for seed in (1, 2)] +
               [depth_run('mixit', L, 1, scaled=scaled, digits=digits)
-               for digits, L, scaled in ((5, 2, False), (10, 2, False), (10, 2, True), (10, 8, True))]),
+               for digits, L, scaled in ((5, 2, False), (10, 2, False), (10, 2, True), (10, 8, True))] +
+              [depth_run('mixit', 8, 2, scaled=True, digits=10),
+               depth_run('mixit', 8, scaled=True, digits=10, heads=128)]),
     'heads': ('heads', [(f'heads_{task}_mixit_{H}', f'config/cpu/{config}.py', f'--n_head={H}')   # heads of width >= 1
                         for task, config, width in (('dyck1', 'dyck1_mixit', 128),
                                                     ('decimal_addition', 'table11_decimal_addition_mixit', 64))

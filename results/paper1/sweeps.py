@@ -385,8 +385,8 @@ def flag_values(flags):
 
 def facet(sweep, config, flags):
     """(panel, series, seed) under which plot() draws a run of the depth or mmax sweep, whose runs vary more than
-    the knob: depth a panel per variant (MixiT's 5- and 10-digit runs one more), a series per peak lr, schedule and
-    block (MixiT) or width and schedule (the random transformer); mmax a panel per schedule and peak lr, a series
+    the knob: depth a panel per variant (MixiT's 5- and 10-digit runs one more), a series per peak lr, schedule,
+    heads and block (MixiT) or width and schedule (the random transformer); mmax a panel per schedule and peak lr, a series
     per variant, W_Q, W_K init scale and, past 3,000 steps, schedule."""
     f = flag_values(flags)
     seed = int(f.get('seed', 1))
@@ -395,7 +395,8 @@ def facet(sweep, config, flags):
         if 'mixit' in config:
             block = (', depth-scaled block' if 'depth_alpha' in f else
                      f", skip scaling {f['skip_scaling']}" if 'skip_scaling' in f else '')
-            label = f"lr {f.get('learning_rate', '1e-2')}, {steps:,} steps{block}"
+            heads = f", {f['n_head']} heads" if 'n_head' in f else ''
+            label = f"lr {f.get('learning_rate', '1e-2')}, {steps:,} steps{heads}{block}"
             digits = f.get('decimal_addition_n_digits')   # the paper's longer numbers: a panel of their own
             if digits:
                 return 'depth: MixiT, 5 and 10 digits', f'{digits} digits, {label}', seed

@@ -105,10 +105,10 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                                              (8, 3, 384, 4500))] +
               [depth_run('mixit', L, seed, scaled=True) for seed in (1, 2, 3) for L in (2, 4, 8, 16)] +
               [depth_run('mixit', 16, seed, skip='0.97') for seed in (1, 2)] +
-              [depth_run('mixit', L, 1, scaled=scaled, digits=digits)
-               for digits, L, scaled in ((5, 2, False), (10, 2, False), (10, 2, True), (10, 8, True))] +
-              [depth_run('mixit', 8, 2, scaled=True, digits=10),
-               depth_run('mixit', 8, scaled=True, digits=10, heads=128)]),
+              [depth_run('mixit', L, seed, scaled=scaled, digits=digits, heads=heads)
+               for digits, L, seed, scaled, heads in ((5, 2, 1, False, None), (10, 2, 1, False, None),
+                                                      (10, 2, 1, True, None), (10, 8, 1, True, None),
+                                                      (10, 8, 2, True, None), (10, 8, 1, True, 128))]),
     'heads': ('heads', [(f'heads_{task}_mixit_{H}', f'config/cpu/{config}.py', f'--n_head={H}')   # heads of width >= 1
                         for task, config, width in (('dyck1', 'dyck1_mixit', 128),
                                                     ('decimal_addition', 'table11_decimal_addition_mixit', 64))
@@ -386,8 +386,8 @@ def flag_values(flags):
 def facet(sweep, config, flags):
     """(panel, series, seed) under which plot() draws a run of the depth or mmax sweep, whose runs vary more than
     the knob: depth a panel per variant (MixiT's 5- and 10-digit runs one more), a series per peak lr, schedule,
-    heads and block (MixiT) or width and schedule (the random transformer); mmax a panel per schedule and peak lr, a series
-    per variant, W_Q, W_K init scale and, past 3,000 steps, schedule."""
+    heads and block (MixiT) or width and schedule (the random transformer); mmax a panel per schedule and peak lr,
+    a series per variant, W_Q, W_K init scale and, past 3,000 steps, schedule."""
     f = flag_values(flags)
     seed = int(f.get('seed', 1))
     if sweep == 'depth':

@@ -108,7 +108,9 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
               [depth_run('mixit', L, seed, scaled=scaled, digits=digits, heads=heads)
                for digits, L, seed, scaled, heads in ((5, 2, 1, False, None), (10, 2, 1, False, None),
                                                       (10, 2, 1, True, None), (10, 8, 1, True, None),
-                                                      (10, 8, 2, True, None), (10, 8, 1, True, 128))]),
+                                                      (10, 8, 2, True, None), (10, 8, 1, True, 128),
+                                                      (10, 8, 3, True, None), (10, 8, 4, True, None))] +
+              [depth_run('random', L, 1, width=384, steps=4500, scaled=True) for L in (2, 4)]),
     'heads': ('heads', [(f'heads_{task}_mixit_{H}', f'config/cpu/{config}.py', f'--n_head={H}')   # heads of width >= 1
                         for task, config, width in (('dyck1', 'dyck1_mixit', 128),
                                                     ('decimal_addition', 'table11_decimal_addition_mixit', 64))
@@ -450,15 +452,15 @@ def plot(out='assets/paper1_sweeps.png'):   # where the figure goes
     """One panel per sweep that has runs (the depth and mmax sweeps one per facet()): the metric against the
     knob, a line per series through the mean of its seeds, each seed a marker, the paper's dashed (the covariance
     panel also the models at initialisation, dotted); a seeds sweep: mean ± sd per series. A panel with eight
-    series or more has its legend in an empty panel of its own."""
+    series or more, or a series' name of 40 characters or more, has its legend in an empty panel of its own."""
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
     todo = panels()
     if not todo:
         fail("no sweep has runs under results/paper1/ yet")
-    crowded = [title for sweep, title, lines, paper in todo
-               if SWEEPS[sweep][0] != 'seed' and len(lines) + len(paper) >= 8]   # each gets a legend panel
+    crowded = [title for sweep, title, lines, paper in todo      # each gets a legend panel
+               if SWEEPS[sweep][0] != 'seed' and (len(lines) + len(paper) >= 8 or max(map(len, lines)) >= 40)]
     cols = min(3, len(todo))
     rows = -(-(len(todo) + len(crowded)) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.6 * rows), squeeze=False)
@@ -499,12 +501,13 @@ def plot(out='assets/paper1_sweeps.png'):   # where the figure goes
         ax.set_title(title)
         handles, labels = ax.get_legend_handles_labels()
         if title in crowded:
-            spare.pop(0).legend(handles, labels, title=title, fontsize=7, ncol=2, loc='center')
+            ncol = 2 if max(map(len, labels)) < 30 else 1   # long names one to a row, inside the panel's width
+            spare.pop(0).legend(handles, labels, title=title, fontsize=7, ncol=ncol, loc='center')
         else:
             ax.legend(fontsize=7)
     fig.tight_layout()
     os.makedirs(os.path.dirname(out) or '.', exist_ok=True)
-    fig.savefig(out, dpi=120)
+    fig.savefig(out, dpi=120, bbox_inches='tight')   # a legend panel's long names past the grid's edge
     print(f"wrote {out}")
     return 0
 

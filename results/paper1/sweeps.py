@@ -109,8 +109,10 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                for digits, L, seed, scaled, heads in ((5, 2, 1, False, None), (10, 2, 1, False, None),
                                                       (10, 2, 1, True, None), (10, 8, 1, True, None),
                                                       (10, 8, 2, True, None), (10, 8, 1, True, 128),
-                                                      (10, 8, 3, True, None), (10, 8, 4, True, None))] +
-              [depth_run('random', L, 1, width=384, steps=4500, scaled=True) for L in (2, 4)]),
+                                                      (10, 8, 3, True, None), (10, 8, 4, True, None),
+                                                      (10, 16, 2, True, None))] +
+              # the random transformer's depth-scaled block is the config's at 4 layers (base_n_layer): not rerun
+              [depth_run('random', 2, 1, width=384, steps=4500, scaled=True)]),
     'heads': ('heads', [(f'heads_{task}_mixit_{H}', f'config/cpu/{config}.py', f'--n_head={H}')   # heads of width >= 1
                         for task, config, width in (('dyck1', 'dyck1_mixit', 128),
                                                     ('decimal_addition', 'table11_decimal_addition_mixit', 64))

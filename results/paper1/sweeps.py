@@ -110,7 +110,8 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                                                       (10, 2, 1, True, None), (10, 8, 1, True, None),
                                                       (10, 8, 2, True, None), (10, 8, 1, True, 128),
                                                       (10, 8, 3, True, None), (10, 8, 4, True, None),
-                                                      (10, 16, 2, True, None))] +
+                                                      (10, 16, 2, True, None), (10, 2, 2, True, None),
+                                                      (10, 4, 2, True, None))] +
               # the random transformer's depth-scaled block is the config's at 4 layers (base_n_layer): not rerun
               [depth_run('random', 2, 1, width=384, steps=4500, scaled=True)]),
     'heads': ('heads', [(f'heads_{task}_mixit_{H}', f'config/cpu/{config}.py', f'--n_head={H}')   # heads of width >= 1
@@ -390,8 +391,8 @@ def flag_values(flags):
 def facet(sweep, config, flags):
     """(panel, series, seed) under which plot() draws a run of the depth or mmax sweep, whose runs vary more than
     the knob: depth a panel per variant (MixiT's 5- and 10-digit runs one more), a series per peak lr, schedule,
-    heads and block (MixiT) or width and schedule (the random transformer); mmax a panel per schedule and peak lr,
-    a series per variant, W_Q, W_K init scale and, past 3,000 steps, schedule."""
+    heads and block (MixiT) or width, schedule and block (the random transformer); mmax a panel per schedule and
+    peak lr, a series per variant, W_Q, W_K init scale and, past 3,000 steps, schedule."""
     f = flag_values(flags)
     seed = int(f.get('seed', 1))
     if sweep == 'depth':
@@ -405,7 +406,8 @@ def facet(sweep, config, flags):
             if digits:
                 return 'depth: MixiT, 5 and 10 digits', f'{digits} digits, {label}', seed
             return 'depth: MixiT', label, seed
-        return 'depth: random transformer', f"width {f.get('n_embd', 128)}, {steps:,} steps", seed
+        block = ', depth-scaled block' if 'depth_alpha' in f else ''
+        return 'depth: random transformer', f"width {f.get('n_embd', 128)}, {steps:,} steps{block}", seed
     variant = os.path.basename(config)[len('retrieval_'):-len('.py')]
     steps, lr = int(f['max_iters']), f.get('learning_rate', '1e-3')
     series = variant + (" from Frozen-QK's scale" if 'qk_init_std' in f else '')

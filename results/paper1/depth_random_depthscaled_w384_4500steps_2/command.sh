@@ -1,0 +1,1 @@
+OMP_NUM_THREADS=1 python train.py config/cpu/table5_random.py --n_layer=2 --seed=1 --n_embd=384 --n_head=96 --max_iters=4500 --depth_alpha=1 --device=cpu --out_dir=out/sweeps/depth_random_depthscaled_w384_4500steps_2

@@ -511,7 +511,7 @@ def plot(out='assets/paper1_sweeps.png'):   # where the figure goes
             ax.legend(fontsize=7)
     fig.tight_layout()
     os.makedirs(os.path.dirname(out) or '.', exist_ok=True)
-    fig.savefig(out, dpi=120, bbox_inches='tight')   # a legend panel's long names past the grid's edge
+    fig.savefig(out, dpi=120, bbox_inches='tight')   # a legend panel's long names may reach past the grid
     print(f"wrote {out}")
     return 0
 

@@ -390,7 +390,7 @@ depth | depth16)
     steps=$([ "$DEPTH_ITERS" = 40000 ] || echo "_${DEPTH_ITERS}steps")   # a run short of the authors' 40,000
     for n in ${LAYERS:-$([ "$stage" = depth ] && echo "2 4 8" || echo 16)}; do
         for v in $VARIANTS; do   # <v>_depthscaled: depth.py's depth_alpha (the authors' depth runner: 0) at 1
-            if [[ $v == random_depthscaled && $n == 4 ]]; then continue; fi   # (4 / 4)^1: the config's block, depth_random_4
+            if [[ $v == random_depthscaled && $n == 4 ]]; then continue; fi   # (4 / 4)^1: depth_random_4's block
             scaled=$([[ $v == *_depthscaled ]] && echo --depth_alpha=1 || true)
             run paper1 "depth_${v}_$n$steps" "config/table5_${v%_depthscaled}.py" --n_layer=$n --seed=1 \
                 --micro_batch_size=1000 --max_iters="$DEPTH_ITERS" --eval_interval=500 $scaled

@@ -378,6 +378,9 @@ for v in standard frozen_qk frozen_mlp mixit random; do
     lm_flags[${v}_depthscaled]="${lm_flags[$v]:-} --depth_alpha=1"
     if [ "$v" = mixit ]; then lm_flags[${v}_depthscaled]+=" --activation_cminus=1"; fi
 done
+as_config() {   # as_config VARIANT LAYERS: VARIANT is a depth-scaled one that at LAYERS is its config's block,
+    [[ $1 == *_depthscaled && $1 != mixit* && $2 == 4 ]]   # branches (4 / 4)^1 = 1 outside MixiT: not run twice
+}
 case $stage in
 sentiment)
     for seed in ${SEEDS:-1 2}; do
@@ -390,7 +393,7 @@ depth | depth16)
     steps=$([ "$DEPTH_ITERS" = 40000 ] || echo "_${DEPTH_ITERS}steps")   # a run short of the authors' 40,000
     for n in ${LAYERS:-$([ "$stage" = depth ] && echo "2 4 8" || echo 16)}; do
         for v in $VARIANTS; do   # <v>_depthscaled: depth.py's depth_alpha (the authors' depth runner: 0) at 1
-            if [[ $v == random_depthscaled && $n == 4 ]]; then continue; fi   # (4 / 4)^1: depth_random_4's block
+            if as_config "$v" "$n"; then continue; fi
             scaled=$([[ $v == *_depthscaled ]] && echo --depth_alpha=1 || true)
             run paper1 "depth_${v}_$n$steps" "config/table5_${v%_depthscaled}.py" --n_layer=$n --seed=1 \
                 --micro_batch_size=1000 --max_iters="$DEPTH_ITERS" --eval_interval=500 $scaled
@@ -471,7 +474,7 @@ appf)   # App. F's 3- and 4-hop rows at the CPU size (config/cpu/), on the GPU: 
 covariance)   # Table 6 names no width or steps: Table 8's language model, as lm's runs
     for n in ${LAYERS:-2 4 8 16 32}; do
         for v in $VARIANTS; do
-            if [[ $v == random_depthscaled && $n == 4 ]]; then continue; fi   # (4 / 4)^1: covariance_random_4
+            if as_config "$v" "$n"; then continue; fi
             run paper1 "covariance_${v}_$n" "config/wikitext_${lm_config[$v]}.py" ${lm_flags[$v]:-} --n_layer="$n" \
                 "${lm_steps[@]}" --eval_interval=250
         done

@@ -398,16 +398,15 @@ def facet(sweep, config, flags):
     seed = int(f.get('seed', 1))
     if sweep == 'depth':
         steps = int(f.get('max_iters', 1500))
+        block = (', depth-scaled block' if 'depth_alpha' in f else
+                 f", skip scaling {f['skip_scaling']}" if 'skip_scaling' in f else '')
         if 'mixit' in config:
-            block = (', depth-scaled block' if 'depth_alpha' in f else
-                     f", skip scaling {f['skip_scaling']}" if 'skip_scaling' in f else '')
             heads = f", {f['n_head']} heads" if 'n_head' in f else ''
             label = f"lr {f.get('learning_rate', '1e-2')}, {steps:,} steps{heads}{block}"
             digits = f.get('decimal_addition_n_digits')   # the paper's longer numbers: a panel of their own
             if digits:
                 return 'depth: MixiT, 5 and 10 digits', f'{digits} digits, {label}', seed
             return 'depth: MixiT', label, seed
-        block = ', depth-scaled block' if 'depth_alpha' in f else ''
         return 'depth: random transformer', f"width {f.get('n_embd', 128)}, {steps:,} steps{block}", seed
     variant = os.path.basename(config)[len('retrieval_'):-len('.py')]
     steps, lr = int(f['max_iters']), f.get('learning_rate', '1e-3')

@@ -116,7 +116,8 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                                                       (10, 4, 1, True, None), (10, 2, 3, True, None),
                                                       (10, 4, 3, True, None), (10, 2, 4, True, None),
                                                       (10, 4, 4, True, None), (10, 2, 5, True, None),
-                                                      (10, 4, 5, True, None), (10, 8, 5, True, None))] +
+                                                      (10, 4, 5, True, None), (10, 8, 5, True, None),
+                                                      (10, 16, 5, True, None))] +
               # the random transformer's depth-scaled block is the config's at 4 layers (base_n_layer): not rerun
               [depth_run('random', 2, 1, width=384, steps=4500, scaled=True)]),
     'heads': ('heads', [(f'heads_{task}_mixit_{H}', f'config/cpu/{config}.py', f'--n_head={H}')   # heads of width >= 1

@@ -105,19 +105,9 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                                              (8, 3, 384, 4500))] +
               [depth_run('mixit', L, seed, scaled=True) for seed in (1, 2, 3) for L in (2, 4, 8, 16)] +
               [depth_run('mixit', 16, seed, skip='0.97') for seed in (1, 2)] +
-              [depth_run('mixit', L, seed, scaled=scaled, digits=digits, heads=heads)
-               for digits, L, seed, scaled, heads in ((5, 2, 1, False, None), (10, 2, 1, False, None),
-                                                      (10, 2, 1, True, None), (10, 8, 1, True, None),
-                                                      (10, 8, 2, True, None), (10, 8, 1, True, 128),
-                                                      (10, 8, 3, True, None), (10, 8, 4, True, None),
-                                                      (10, 16, 2, True, None), (10, 2, 2, True, None),
-                                                      (10, 4, 2, True, None), (10, 16, 1, True, None),
-                                                      (10, 16, 3, True, None), (10, 16, 4, True, None),
-                                                      (10, 4, 1, True, None), (10, 2, 3, True, None),
-                                                      (10, 4, 3, True, None), (10, 2, 4, True, None),
-                                                      (10, 4, 4, True, None), (10, 2, 5, True, None),
-                                                      (10, 4, 5, True, None), (10, 8, 5, True, None),
-                                                      (10, 16, 5, True, None))] +
+              [depth_run('mixit', 2, 1, digits=digits) for digits in (5, 10)] +
+              [depth_run('mixit', L, seed, scaled=True, digits=10) for seed in (1, 2, 3, 4, 5) for L in (2, 4, 8, 16)] +
+              [depth_run('mixit', 8, 1, scaled=True, digits=10, heads=128)] +
               # the random transformer's depth-scaled block is the config's at 4 layers (base_n_layer): not rerun
               [depth_run('random', 2, 1, width=384, steps=4500, scaled=True)]),
     'heads': ('heads', [(f'heads_{task}_mixit_{H}', f'config/cpu/{config}.py', f'--n_head={H}')   # heads of width >= 1

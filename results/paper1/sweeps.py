@@ -6,7 +6,8 @@ covariance sweeps' runs also covariance.json from `sde.py covariance`).
     depth          Table 5:  MixiT and the random transformer at 2, 4, 8 (3 seeds) and 16 layers, decimal addition
                              (width 128; the random transformer also at 256, 384 and the paper's 512), other lrs and
                              schedules; MixiT in the depth-scaled block (depth_alpha=1, 3 seeds), with a skip
-                             scaling of 0.97 at 16 layers, and with 5- and 10-digit numbers
+                             scaling of 0.97 at 16 layers, and with 5- and 10-digit numbers (10 digits also on a
+                             4,500-step schedule and at width 256)
     heads          Table 11: MixiT with 4, 16, 64, 128 heads, Dyck-1 and decimal addition
     mmax           Fig. 2:   retrieval accuracy against m_max for the four variants
     covariance     Table 6:  last-layer token covariance of random, MixiT and sink-free MixiT language models by
@@ -109,7 +110,7 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
               [depth_run('mixit', L, seed, scaled=True, digits=10) for seed in (1, 2, 3, 4, 5) for L in (2, 4, 8, 16)] +
               [depth_run('mixit', 8, 1, scaled=True, digits=10, heads=128)] +
               [depth_run('mixit', L, seed, scaled=True, digits=10, steps=4500)
-               for L, seed in ((2, 3), (2, 2), (4, 5), (4, 2))] +
+               for L, seed in ((2, 3), (2, 2), (4, 5), (4, 2), (4, 1))] +
               [depth_run('mixit', 2, seed, scaled=True, digits=10, width=256) for seed in (1, 3)] +
               # the random transformer's depth-scaled block is the config's at 4 layers (base_n_layer): not rerun
               [depth_run('random', 2, 1, width=384, steps=4500, scaled=True)]),

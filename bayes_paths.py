@@ -32,6 +32,7 @@ import json
 import math
 import os
 import time
+import warnings
 
 import numpy as np
 import torch
@@ -441,7 +442,9 @@ def nuts_sample(xi, Y, N, heads, tau, warmup, samples, seed=0, max_tree_depth=8,
     sampler = NUTS(model, max_tree_depth=max_tree_depth, target_accept_prob=0.8, jit_compile=jit,
                    ignore_jit_warnings=True)
     mcmc = MCMC(sampler, num_samples=samples, warmup_steps=warmup, disable_progbar=not progress)
-    mcmc.run()
+    with warnings.catch_warnings():   # jit_compile traces the potential with the deprecated torch.jit.trace
+        warnings.filterwarnings('ignore', message='`torch.jit.trace` is deprecated', category=DeprecationWarning)
+        mcmc.run()
     return {k: v.detach() for k, v in mcmc.get_samples().items()}
 
 # =============================================================================

@@ -1,0 +1,1 @@
+OMP_NUM_THREADS=1 python train.py config/cpu/table5_mixit.py --n_layer=2 --seed=2 --mixit_seed=2 --n_embd=256 --n_head=64 --depth_alpha=1 --decimal_addition_n_digits=10 --device=cpu --out_dir=out/sweeps/depth_mixit_depthscaled_10digits_w256_seed2_2

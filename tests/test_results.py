@@ -88,7 +88,8 @@ def test_every_sweep_run_has_its_log_and_the_command_sweeps_py_gives():
 
 def test_sweep_figure_draws_every_run_once_and_a_settings_seeds_in_one_series():
     """plot()'s panels hold each committed sweep run's number once; facet() puts the seeds of one m_max setting in
-    one series, a longer schedule in another series of the same panel and another peak lr in another panel."""
+    one series, a longer schedule in another series of the same panel and another peak lr in another panel; the
+    heads sweep's seeds of one Dyck-1 setting share a series too."""
     drawn = sorted(y for sweep, title, lines, paper in sweeps.panels() for name, runs in lines.items()
                    if not name.endswith(', at init') for ys in runs.values() for y in ys)
     assert drawn == sorted(sweeps.metric(sweeps.parse_name(d)[0], sweeps.read_run(d)) for d in sweep_dirs())
@@ -99,6 +100,9 @@ def test_sweep_figure_draws_every_run_once_and_a_settings_seeds_in_one_series():
     assert seed1[:2] == seed2[:2] and (seed1[2], seed2[2]) == (1, 2)
     assert longer[0] == seed1[0] and longer[1] != seed1[1]
     assert other_lr[0] != seed1[0]
+    heads = {name: runs for sweep, _, lines, _ in sweeps.panels() if sweep == 'heads' for name, runs in lines.items()}
+    seeds = [d for d in sweep_dirs() if d.startswith('heads_dyck1_mixit_depthscaled_4layers_4500steps')]
+    assert len(seeds) > 1 and len(heads['dyck1_mixit_depthscaled_4layers_4500steps'][128]) == len(seeds)
 
 
 def test_covariance_at_initialisation_shown_once_per_model(monkeypatch, capsys):

@@ -8,7 +8,9 @@ covariance sweeps' runs also covariance.json from `sde.py covariance`).
                              schedules; MixiT in the depth-scaled block (depth_alpha=1, 3 seeds), with a skip
                              scaling of 0.97 at 16 layers, and with 5- and 10-digit numbers (10 digits also on a
                              4,500-step schedule and at width 256)
-    heads          Table 11: MixiT with 4, 16, 64, 128 heads, Dyck-1 and decimal addition
+    heads          Table 11: MixiT with 4, 16, 64, 128 heads, Dyck-1 and decimal addition; Dyck-1 with 128 heads
+                             also at 4 layers, in the depth-scaled block and on a 4,500-step schedule, alone and
+                             together (3 seeds)
     mmax           Fig. 2:   retrieval accuracy against m_max for the four variants
     covariance     Table 6:  last-layer token covariance of random, MixiT and sink-free MixiT language models by
                              depth, trained for 100 steps, and for 600 at lr 1e-3 (MixiT at 8 to 32 layers also
@@ -73,6 +75,18 @@ def depth_run(variant, L, seed=1, lr='', steps=1500, width=128, scaled=False, sk
     return name, f'config/cpu/table5_{variant}.py', flags
 
 
+def dyck1_run(L=2, steps=1500, scaled=False, seed=1):
+    """A Dyck-1 MixiT run with 128 heads (name, config, flags): config/cpu/dyck1_mixit.py at L layers, and where
+    they differ from the config, the schedule's length, the block (scaled: the depth-scaled block) and the seed
+    (also the mixing matrices'); the name marks each, e.g. heads_dyck1_mixit_depthscaled_4layers_4500steps_128."""
+    name = ('heads_dyck1_mixit' + ('_depthscaled' if scaled else '') + (f'_{L}layers' if L != 2 else '')
+            + (f'_{steps}steps' if steps != 1500 else '') + (f'_seed{seed}' if seed != 1 else '') + '_128')
+    flags = ('--n_head=128' + (f' {depth_scaled("mixit")}' if scaled else '') + (f' --n_layer={L}' if L != 2 else '')
+             + (f' --max_iters={steps}' if steps != 1500 else '')
+             + (f' --seed={seed} --mixit_seed={seed}' if seed != 1 else ''))
+    return name, 'config/cpu/dyck1_mixit.py', flags
+
+
 def mmax_run(variant, m, steps=1000, lr='', qkstd='', seed=None, vocab=None):
     """A Fig. 2 run (name, config, flags): config/cpu/retrieval_<variant>.py at m_max = m, and where they differ
     from the sweep's 1,000 steps and the config, the peak lr, the W_Q, W_K init std (qkstd; Frozen-QK's score
@@ -118,7 +132,10 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
     'heads': ('heads', [(f'heads_{task}_mixit_{H}', f'config/cpu/{config}.py', f'--n_head={H}')   # heads of width >= 1
                         for task, config, width in (('dyck1', 'dyck1_mixit', 128),
                                                     ('decimal_addition', 'table11_decimal_addition_mixit', 64))
-                        for H in (4, 16, 64, 128) if H <= width]),
+                        for H in (4, 16, 64, 128) if H <= width] +
+             [dyck1_run(L, steps, scaled, seed) for L, steps, scaled, seed in
+              ((2, 1500, True, 1), (4, 1500, False, 1), (4, 1500, True, 1), (2, 4500, False, 1), (2, 4500, True, 1),
+               (4, 4500, False, 1), (4, 4500, True, 1), (4, 4500, True, 2), (4, 4500, True, 3))]),
     'mmax': ('m_max', [mmax_run(v, m) for v in VARIANTS for m in (2, 4, 8, 16)] +
              [mmax_run('standard', 16, steps=3000), mmax_run('standard', 16, steps=3000, lr='3e-3'),
               mmax_run('standard', 16, steps=10000), mmax_run('frozen_qk', 32), mmax_run('frozen_mlp', 32)] +
@@ -421,7 +438,8 @@ def facet(sweep, config, flags):
 
 def panels():
     """[(sweep, title, {series: {value: [metric per seed]}}, {label: {value: paper's number}})] for plot(): one
-    panel per sweep that has runs, the depth and mmax sweeps split by facet()."""
+    panel per sweep that has runs, the depth and mmax sweeps split by facet(), the others' runs that differ only
+    in `_seed<k>` drawn as one series."""
     out = {}
     for sweep, (_, runs) in SWEEPS.items():
         for name, config, flags in runs:
@@ -429,7 +447,8 @@ def panels():
             if final is None:
                 continue
             rest, value = split_name(sweep, name)
-            title, label, seed = facet(sweep, config, flags) if sweep in ('depth', 'mmax') else (sweep, rest, 1)
+            title, label, seed = (facet(sweep, config, flags) if sweep in ('depth', 'mmax')
+                                  else (sweep, rest.split('_seed')[0], 1))    # a setting's seeds: one series
             if title not in out:
                 out[title] = (sweep, {}, {})
             out[title][1].setdefault(label, {}).setdefault(value, []).append(metric(sweep, final))

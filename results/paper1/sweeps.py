@@ -135,7 +135,7 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                         for H in (4, 16, 64, 128) if H <= width] +
              [dyck1_run(L, steps, scaled, seed) for L, steps, scaled, seed in
               ((2, 1500, True, 1), (4, 1500, False, 1), (4, 1500, True, 1), (2, 4500, False, 1), (2, 4500, True, 1),
-               (4, 4500, False, 1), (4, 4500, True, 1), (4, 4500, True, 2), (4, 4500, True, 3))]),
+               *((4, 4500, scaled, seed) for seed in (1, 2, 3) for scaled in (False, True)))]),
     'mmax': ('m_max', [mmax_run(v, m) for v in VARIANTS for m in (2, 4, 8, 16)] +
              [mmax_run('standard', 16, steps=3000), mmax_run('standard', 16, steps=3000, lr='3e-3'),
               mmax_run('standard', 16, steps=10000), mmax_run('frozen_qk', 32), mmax_run('frozen_mlp', 32)] +

@@ -447,8 +447,8 @@ def panels():
             if final is None:
                 continue
             rest, value = split_name(sweep, name)
-            title, label, seed = (facet(sweep, config, flags) if sweep in ('depth', 'mmax')
-                                  else (sweep, rest.split('_seed')[0], 1))    # a setting's seeds: one series
+            title, label = (facet(sweep, config, flags)[:2] if sweep in ('depth', 'mmax')
+                            else (sweep, rest.split('_seed')[0]))    # a setting's seeds: one series
             if title not in out:
                 out[title] = (sweep, {}, {})
             out[title][1].setdefault(label, {}).setdefault(value, []).append(metric(sweep, final))

@@ -131,7 +131,8 @@ def test_covariance_at_initialisation_shown_once_per_model(monkeypatch, capsys):
 
 def test_dyck1_breakdown_by_kind_of_string():
     """breakdown.dyck1_kinds sorts the scored strings into balanced, equal counts with a prefix below 0, and
-    unequal counts, each with its accuracy."""
+    unequal counts, each with its accuracy; dyck1_short_strings gives each distinct short string (here '()'
+    twice) its count and accuracy, by length then text."""
     import numpy as np
     import breakdown
     from tasks import CLOSE, OPEN, PAD, QUERY
@@ -149,6 +150,12 @@ def test_dyck1_breakdown_by_kind_of_string():
     rows = breakdown.dyck1_kinds(pred, x, y)
     assert [(r['kind'], r['strings'], r['acc']) for r in rows] == [
         ('balanced', 2, 0.5), ('equal counts, a prefix below 0', 2, 1.0), ('unequal counts', 2, 0.5)]
+    short = breakdown.dyck1_short_strings(np.concatenate([pred, pred[:1]]), np.concatenate([x, x[:1]]),
+                                          np.concatenate([y, y[:1]]), max_len=3)
+    assert short == [dict(string='((', balanced=False, strings=1, acc=1.0),
+                     dict(string='()', balanced=True, strings=2, acc=0.0),
+                     dict(string=')(', balanced=False, strings=1, acc=1.0),
+                     dict(string='(()', balanced=False, strings=1, acc=0.0)]
 
 
 # the paper-size runs (results/gpu/paper.sh), read by results/gpu/report.py

@@ -11,6 +11,8 @@ Per-group test accuracy of a trained checkpoint, for the paper-1 runs whose sing
           4,000 test strings include every short string, so those lengths are never trained on; the paper-1
           configs set train_on_test, as the authors' stream, and the share is 0. Then accuracy per kind of
           string: balanced, as many ( as ) with a prefix below 0 (the counting rule's errors), unequal counts.
+          Last, each distinct test string of at most 4 characters: a few of them ((), (()), ()()) recur
+          dozens of times in the test set and, without train_on_test, never in training.
 
     python results/paper1/breakdown.py out/cpu/khop_standard/ckpt.pt --save=results/paper1/khop_standard/breakdown.json
 
@@ -87,6 +89,20 @@ def dyck1_breakdown(pred, x, y, task, n_stream=20_000):
     return out
 
 
+def dyck1_short_strings(pred, x, y, max_len=4):
+    """Rows per distinct test string of at most max_len characters, in order of length then text: the string,
+    whether it is balanced, how often the test set holds it, and the accuracy on it."""
+    rows_i, cols = np.nonzero(y >= 0)
+    ok = pred[rows_i, cols] == y[rows_i, cols]
+    text = np.array([''.join('(' if t == tasks.OPEN else ')' for t in x[r, :c]) for r, c in zip(rows_i, cols)])
+    balanced = tasks.is_balanced(x[rows_i], cols)
+    out = []
+    for t in sorted({t for t in text if len(t) <= max_len}, key=lambda t: (len(t), t)):
+        sel = text == t
+        out.append(dict(string=t, balanced=bool(balanced[sel][0]), strings=int(sel.sum()), acc=float(ok[sel].mean())))
+    return out
+
+
 def dyck1_kinds(pred, x, y):
     """Rows per kind of string: balanced; as many ( as ) but a prefix with more ) (the counting rule's only
     errors); unequal counts. Accuracy on each says whether a model counts and whether it checks prefixes."""
@@ -137,6 +153,10 @@ def main(ckpt_path, save=''):
         print(f"\n{'kind of string':>32} {'strings':>7} {'accuracy':>9}")
         for r in kinds:
             print(f"{r['kind']:>32} {r['strings']:>7} {100 * r['acc']:9.2f}")
+        short = dyck1_short_strings(pred, x, y)
+        print(f"\n{'string':>7} {'balanced':>8} {'strings':>7} {'accuracy':>9}")
+        for r in short:
+            print(f"{r['string']:>7} {'yes' if r['balanced'] else 'no':>8} {r['strings']:>7} {100 * r['acc']:9.2f}")
     elif config['task'] == 'decimal_addition':
         rows = addition_breakdown(pred, y)
         print(f"{'digit':>6} {'positions':>9} {'accuracy':>9}")
@@ -148,7 +168,7 @@ def main(ckpt_path, save=''):
         with open(save, 'w') as f:
             json.dump(dict(checkpoint_iter=ck.get('iter_num'), task=config['task'],
                            variant=ck['model_args']['variant'], rows=rows,
-                           **(dict(kinds=kinds) if config['task'] == 'dyck1' else {})), f, indent=1)
+                           **(dict(kinds=kinds, short=short) if config['task'] == 'dyck1' else {})), f, indent=1)
             f.write('\n')
 
 

@@ -1,5 +1,6 @@
 """Test accuracy against the step for every attempt in this folder, one panel per task (the folder name's
-first word: khop2, dyck1), one line per attempt.
+first word: khop2, dyck1) and architecture (`_attn_` in the name: attention-only; otherwise + residual and LN),
+one line per attempt.
 
     python results/paper2/search/plot.py        # writes assets/universal_search_cpu.png
 """
@@ -15,14 +16,23 @@ sys.path.insert(0, os.path.join(here, '..', '..', '..'))
 from universal import read_log  # noqa: E402
 
 runs = sorted(d for d in os.listdir(here) if os.path.isfile(os.path.join(here, d, 'log.jsonl')))
-tasks = sorted({r.split('_')[0] for r in runs}, reverse=True)
-fig, axes = plt.subplots(1, len(tasks), figsize=(6.4 * len(tasks), 4.2), squeeze=False)
-for ax, task in zip(axes[0], tasks):
-    for run in (r for r in runs if r.split('_')[0] == task):
+ARCHS = {True: 'attention-only', False: '+ residual and LN'}
+panel = lambda run: (run.split('_')[0], '_attn_' in run)
+panels = sorted({panel(r) for r in runs}, reverse=True)             # khop2, khop1, dyck1; attention-only first
+cols = 2
+rows = (len(panels) + cols - 1) // cols
+fig, axes = plt.subplots(rows, cols, figsize=(6.4 * cols, 4.2 * rows), squeeze=False)
+for ax in axes.flat[len(panels):]:
+    ax.axis('off')
+for ax, (task, attn) in zip(axes.flat, panels):
+    panel_runs = [r for r in runs if panel(r) == (task, attn)]
+    if len(panel_runs) > 10:                                            # more lines than tab10 has colours
+        ax.set_prop_cycle(color=plt.cm.tab20.colors)
+    for run in panel_runs:
         records = [r for r in read_log(os.path.join(here, run, 'log.jsonl')) if 'val_acc' in r and 'cpu_s' not in r]
         ax.plot([r['iter'] for r in records], [100 * r['val_acc'] for r in records], label=run.partition('_')[2],
                 lw=1.2)
-    ax.set(title=f"{task}: search runs", xlabel='step', ylabel='test accuracy (%)')
+    ax.set(title=f"{task}, {ARCHS[attn]}: search runs", xlabel='step', ylabel='test accuracy (%)')
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
 fig.tight_layout()

@@ -1,0 +1,1 @@
+OMP_NUM_THREADS=1 python train.py config/cpu/universal_dyck1.py --residual=True --norm=layer --freeze_attn=False --freeze_norm=False --freeze_mlp=False --seed=0 --learning_rate=0.003 --max_iters=6000 --out_dir=out/search/dyck1_res_ln_full_seed0_6k --overwrite=True

@@ -91,6 +91,30 @@ def load_checkpoint(path, keys=('model', 'model_args'), trained_only=False):
     return obj
 
 
+def model_from_checkpoint(checkpoint, path):
+    """The GPT (on the CPU, in eval mode) that a train.py checkpoint read from path holds, every weight in place:
+    checkpoint is load_checkpoint(path, keys=('model', 'model_args', 'config'), trained_only=True). A ckpt.pt of
+    the trained weights only (checkpoint_frozen=False) has its frozen ones drawn again as train.py draws them
+    (torch.manual_seed(config['seed']), then paper 2's construction when the config names one) and checked
+    against the fingerprints it keeps. Raises ValueError naming path when the weights do not fit the model or
+    the frozen ones rebuilt differ from the run's (another torch version or construction)."""
+    frozen = checkpoint.get('frozen')
+    config = checkpoint['config']
+    torch.manual_seed(config.get('seed', 1337))
+    model = GPT(GPTConfig(**checkpoint['model_args']))
+    if frozen is not None and config.get('construction'):
+        import universal
+        universal.write_construction(model, config['construction'])
+    load_weights(model, checkpoint['model'], path, without=frozen or ())
+    if frozen is not None:
+        rebuilt = frozen_fingerprint(model)
+        differ = sorted(name for name in frozen.keys() | rebuilt.keys() if frozen.get(name) != rebuilt.get(name))
+        if differ:
+            raise ValueError(f"{path} holds only the trained weights, and the frozen ones rebuilt from its config "
+                             f"differ from the run's ({differ[0]}): another torch version or construction?")
+    return model.eval()
+
+
 def frozen_fingerprint(model):
     """{name: SHA-256 of the tensor's bytes} for every parameter with requires_grad False (a frozen weight, which
     the optimizer never sees): what a ckpt.pt without them (train.py checkpoint_frozen=False) keeps, so that a

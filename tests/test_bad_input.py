@@ -646,3 +646,12 @@ def test_report_names_a_log_line_that_is_not_json(tmp_path, capsys):
         report.runs(root=str(tmp_path))
     err = capsys.readouterr().err.strip().splitlines()
     assert e.value.code == 2 and len(err) == 1 and 'khop_standard_1/log.jsonl: line 2 is not JSON' in err[0], err
+
+
+@pytest.mark.parametrize('args, message', [
+    ([], 'usage: python results/paper1/breakdown.py out_dir/ckpt.pt'),
+    (['--help'], 'usage: python results/paper1/breakdown.py out_dir/ckpt.pt'),
+    (['no_such_run/ckpt.pt'], 'no_such_run/ckpt.pt does not exist')])
+def test_breakdown_names_a_checkpoint_it_lacks(args, message):
+    """results/paper1/breakdown.py takes one checkpoint; none, a flag or a missing file is one line."""
+    assert_one_line_error(subprocess_run('results/paper1/breakdown.py', args), message)

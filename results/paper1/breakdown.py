@@ -17,7 +17,9 @@ Per-group test accuracy of a trained checkpoint, for the paper-1 runs whose sing
     python results/paper1/breakdown.py out/cpu/khop_standard/ckpt.pt --save=results/paper1/khop_standard/breakdown.json
 
 The test set is rebuilt from the checkpoint's own config (common.make_task), so it is the set its log.jsonl
-reports on. Prints a table and, with --save, writes it as JSON (tables.py reads it).
+reports on; a ckpt.pt of the trained weights only (checkpoint_frozen=False, the paper-size universal runs) has
+its frozen weights rebuilt from that config (common.model_from_checkpoint). Prints a table and, with --save,
+writes it as JSON (tables.py reads it). A missing or foreign checkpoint is one `error:` line (exit 2).
 """
 
 import json
@@ -29,8 +31,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..'))
 import tasks  # noqa: E402
-from common import load_checkpoint, make_task  # noqa: E402
-from model import GPT, GPTConfig  # noqa: E402
+from common import load_checkpoint, make_task, model_from_checkpoint  # noqa: E402
 
 
 def predictions(model, x, y, batch=256):
@@ -129,10 +130,8 @@ def addition_breakdown(pred, y):
 
 
 def main(ckpt_path, save=''):
-    ck = load_checkpoint(ckpt_path, keys=('model', 'model_args', 'config'))
-    model = GPT(GPTConfig(**ck['model_args']))
-    model.load_state_dict(ck['model'])
-    model.eval()
+    ck = load_checkpoint(ckpt_path, keys=('model', 'model_args', 'config'), trained_only=True)
+    model = model_from_checkpoint(ck, ckpt_path)
     config = ck['config']
     task = make_task(config)
     x, y = task.eval_set()
@@ -163,7 +162,7 @@ def main(ckpt_path, save=''):
         for r in rows:
             print(f"{r['digit']:>6} {r['positions']:>9} {100 * r['acc']:9.2f}")
     else:
-        raise SystemExit(f"error: no breakdown for task {config['task']!r} (khop, dyck1, decimal_addition)")
+        raise ValueError(f"no breakdown for task {config['task']!r} (khop, dyck1, decimal_addition)")
     if save:
         with open(save, 'w') as f:
             json.dump(dict(checkpoint_iter=ck.get('iter_num'), task=config['task'],
@@ -175,6 +174,11 @@ def main(ckpt_path, save=''):
 if __name__ == '__main__':
     args = [a for a in sys.argv[1:] if not a.startswith('--save=')]
     saves = [a.split('=', 1)[1] for a in sys.argv[1:] if a.startswith('--save=')]
-    if len(args) != 1:
-        raise SystemExit("usage: python results/paper1/breakdown.py out_dir/ckpt.pt [--save=FILE.json]")
-    main(args[0], saves[0] if saves else '')
+    if len(args) != 1 or args[0].startswith('-'):
+        print("error: usage: python results/paper1/breakdown.py out_dir/ckpt.pt [--save=FILE.json]", file=sys.stderr)
+        sys.exit(2)
+    try:
+        main(args[0], saves[0] if saves else '')
+    except (ValueError, tasks.DataError) as e:       # a missing or foreign checkpoint, data not prepared
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)

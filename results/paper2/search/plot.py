@@ -1,6 +1,7 @@
 """Test accuracy against the step for every attempt in this folder, one panel per task (the folder name's
-first word: khop2, dyck1) and architecture (`_attn_` in the name: attention-only; otherwise + residual and LN),
-one line per attempt.
+first word: khop2, dyck1) and architecture (from the name: `_attn_` attention-only, `_res_ln_` + residual and LN,
+`_res_`, `_mlp_`, `_mlp_ln_` the other architectures of Table 2 together; the k-hop attempts, which name only
+their model, are + residual and LN), one line per attempt.
 
     python results/paper2/search/plot.py        # writes assets/universal_search_cpu.png
 """
@@ -16,23 +17,33 @@ sys.path.insert(0, os.path.join(here, '..', '..', '..'))
 from universal import read_log  # noqa: E402
 
 runs = sorted(d for d in os.listdir(here) if os.path.isfile(os.path.join(here, d, 'log.jsonl')))
-ARCHS = {True: 'attention-only', False: '+ residual and LN'}
-panel = lambda run: (run.split('_')[0], '_attn_' in run)
-panels = sorted({panel(r) for r in runs}, reverse=True)             # khop2, khop1, dyck1; attention-only first
+ARCHS = ['attention-only', '+ residual and LN', '+ residual, + MLP, + MLP and LN']
+
+
+def panel(run):
+    """(task, index into ARCHS) of a run's folder name."""
+    if '_attn_' in run:
+        return run.split('_')[0], 0
+    if '_res_ln_' in run or not any(f'_{a}_' in run for a in ('res', 'mlp')):
+        return run.split('_')[0], 1
+    return run.split('_')[0], 2
+
+
+panels = sorted({panel(r) for r in runs}, key=lambda p: (p[0] == 'dyck1', p))     # the k-hop tasks first
 cols = 2
 rows = (len(panels) + cols - 1) // cols
 fig, axes = plt.subplots(rows, cols, figsize=(6.4 * cols, 4.2 * rows), squeeze=False)
 for ax in axes.flat[len(panels):]:
     ax.axis('off')
-for ax, (task, attn) in zip(axes.flat, panels):
-    panel_runs = [r for r in runs if panel(r) == (task, attn)]
+for ax, (task, arch) in zip(axes.flat, panels):
+    panel_runs = [r for r in runs if panel(r) == (task, arch)]
     if len(panel_runs) > 10:                                            # more lines than tab10 has colours
         ax.set_prop_cycle(color=plt.cm.tab20.colors)
     for run in panel_runs:
         records = [r for r in read_log(os.path.join(here, run, 'log.jsonl')) if 'val_acc' in r and 'cpu_s' not in r]
         ax.plot([r['iter'] for r in records], [100 * r['val_acc'] for r in records], label=run.partition('_')[2],
                 lw=1.2)
-    ax.set(title=f"{task}, {ARCHS[attn]}: search runs", xlabel='step', ylabel='test accuracy (%)')
+    ax.set(title=f"{task}, {ARCHS[arch]}: search runs", xlabel='step', ylabel='test accuracy (%)')
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
 fig.tight_layout()

@@ -15,6 +15,7 @@ from dataclasses import fields
 import torch
 
 import tasks
+import universal
 from model import GPT, GPTConfig, loss_chunk_rows
 
 # ----------------------------------------------------------------------------- config -> (task, model)
@@ -100,10 +101,10 @@ def model_from_checkpoint(checkpoint, path):
     the frozen ones rebuilt differ from the run's (another torch version or construction)."""
     frozen = checkpoint.get('frozen')
     config = checkpoint['config']
-    torch.manual_seed(config.get('seed', 1337))
-    model = GPT(GPTConfig(**checkpoint['model_args']))
+    with torch.random.fork_rng(devices=[]):                  # the caller's random state is left as it was
+        torch.manual_seed(config.get('seed', 1337))
+        model = GPT(GPTConfig(**checkpoint['model_args']))
     if frozen is not None and config.get('construction'):
-        import universal
         universal.write_construction(model, config['construction'])
     load_weights(model, checkpoint['model'], path, without=frozen or ())
     if frozen is not None:

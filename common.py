@@ -108,8 +108,7 @@ def model_from_checkpoint(checkpoint, path):
         universal.write_construction(model, config['construction'])
     load_weights(model, checkpoint['model'], path, without=frozen or ())
     if frozen is not None:
-        rebuilt = frozen_fingerprint(model)
-        differ = sorted(name for name in frozen.keys() | rebuilt.keys() if frozen.get(name) != rebuilt.get(name))
+        differ = frozen_mismatch(frozen, model)
         if differ:
             raise ValueError(f"{path} holds only the trained weights, and the frozen ones rebuilt from its config "
                              f"differ from the run's ({differ[0]}): another torch version or construction?")
@@ -122,6 +121,13 @@ def frozen_fingerprint(model):
     resumed run can check the weights it rebuilds from the config."""
     return {name: hashlib.sha256(p.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy()).hexdigest()
             for name, p in model.named_parameters() if not p.requires_grad}
+
+
+def frozen_mismatch(frozen, model):
+    """The names, sorted, of the frozen weights whose fingerprint in model differs from frozen (a ckpt.pt's
+    'frozen', from frozen_fingerprint), or that only one of the two has: [] when the rebuilt weights are the run's."""
+    rebuilt = frozen_fingerprint(model)
+    return sorted(name for name in frozen.keys() | rebuilt.keys() if frozen.get(name) != rebuilt.get(name))
 
 
 _locks = {}                     # folder (real path) -> its open lock file, for this process's life

@@ -44,9 +44,9 @@ from tqdm import tqdm
 
 import universal
 from tasks import crop_unscored
-from common import (allow_tf32, available_memory, frozen_fingerprint, keep_freed_memory, load_checkpoint,
-                    load_weights, lock_dir, make_task, memory_estimate, model_args as make_model_args,
-                    partitioner_settings, peak_flops, resolve_device, resolve_dtype)
+from common import (allow_tf32, available_memory, frozen_fingerprint, frozen_mismatch, keep_freed_memory,
+                    load_checkpoint, load_weights, lock_dir, make_task, memory_estimate,
+                    model_args as make_model_args, partitioner_settings, peak_flops, resolve_device, resolve_dtype)
 from configurator import configure, declare, fail
 from model import GPT, GPTConfig
 
@@ -340,8 +340,7 @@ raw_model.to(device, dtype=torch.float64) if dtype == 'float64' else raw_model.t
 if dtype in ('bfloat16', 'float16'):      # MixiT's static matrices kept in the dtype autocast multiplies in
     raw_model.mixing_in(ptdtype)
 if frozen is not None:                    # the frozen weights, drawn again from the seed, must be the run's
-    rebuilt = frozen_fingerprint(raw_model)
-    differ = [name for name in sorted(frozen.keys() | rebuilt.keys()) if frozen.get(name) != rebuilt.get(name)]
+    differ = frozen_mismatch(frozen, raw_model)
     if differ:
         fail(f"{ckpt_path} holds only the trained weights, and the frozen ones rebuilt from its config differ "
              f"from the run's ({differ[0]}{f' and {len(differ) - 1} more' if len(differ) > 1 else ''}): "

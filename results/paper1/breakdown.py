@@ -94,11 +94,13 @@ def dyck1_short_strings(pred, x, y, max_len=4):
     """Rows per distinct test string of at most max_len characters, in order of length then text: the string,
     whether it is balanced, how often the test set holds it, and the accuracy on it."""
     rows_i, cols = np.nonzero(y >= 0)
+    short = cols <= max_len                                            # the ? at column = the string's length
+    rows_i, cols = rows_i[short], cols[short]
     ok = pred[rows_i, cols] == y[rows_i, cols]
     text = np.array([''.join('(' if t == tasks.OPEN else ')' for t in x[r, :c]) for r, c in zip(rows_i, cols)])
     balanced = tasks.is_balanced(x[rows_i], cols)
     out = []
-    for t in sorted({t for t in text if len(t) <= max_len}, key=lambda t: (len(t), t)):
+    for t in sorted(set(text), key=lambda t: (len(t), t)):
         sel = text == t
         out.append(dict(string=t, balanced=bool(balanced[sel][0]), strings=int(sel.sum()), acc=float(ok[sel].mean())))
     return out

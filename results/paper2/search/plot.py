@@ -22,11 +22,12 @@ ARCHS = ['attention-only', '+ residual and LN', '+ residual, + MLP, + MLP and LN
 
 def panel(run):
     """(task, index into ARCHS) of a run's folder name."""
+    task = run.split('_')[0]
     if '_attn_' in run:
-        return run.split('_')[0], 0
+        return task, 0
     if '_res_ln_' in run or not any(f'_{a}_' in run for a in ('res', 'mlp')):
-        return run.split('_')[0], 1
-    return run.split('_')[0], 2
+        return task, 1
+    return task, 2
 
 
 panels = sorted({panel(r) for r in runs}, key=lambda p: (p[0] == 'dyck1', p))     # the k-hop tasks first

@@ -434,12 +434,22 @@ def stop_runs(signum, frame):
         p.send_signal(signum)
 
 
+def same_run(path, command):
+    """Whether the command.sh at path holds command (one line of `python train.py ...`), its --out_dir aside."""
+    if not os.path.isfile(path):
+        return False
+    drop = lambda line: [a for a in shlex.split(line) if not a.startswith('--out_dir=')]
+    with open(path) as f:
+        return drop(f.read()) == drop(command)
+
+
 def run_one(config, model, arch, name, extra=(), out='out/universal/cpu', results='results/paper2', start=True):
     """One train.py run, out_dir out/<name>; its log.jsonl (plus a last record with the run's CPU seconds) and
     command.sh go to results/<name>/ (the command also to out/<name>/ as the run starts). Returns that last
     record. Reuses a finished run whose command.sh is this command; continues a stopped one of this command
     from its checkpoint (train.py --init_from=resume, exact), its CPU seconds so far kept in out/<name>/cpu_s.txt;
-    otherwise starts afresh (--overwrite=True). With start=False returns None rather than start or continue a
+    otherwise starts afresh (--overwrite=True). Commands are compared with their --out_dir aside (same_run): a
+    run whose out dir was moved, or carried to another machine's, is the same run. With start=False returns None rather than start or continue a
     run. model in MODELS, arch in ARCHS. Raises RuntimeError when train.py fails (see out/<name>/stdout.txt) or
     is stopped by a signal."""
     flags = dict(ARCHS[arch], **(UNFROZEN if model == 'full' else {}))
@@ -450,14 +460,14 @@ def run_one(config, model, arch, name, extra=(), out='out/universal/cpu', result
     command = 'OMP_NUM_THREADS=1 ' + shlex.join(['python', 'train.py'] + args) + '\n'
     max_iters = train_keys(args, max_iters=5000)['max_iters']
     log_path, cmd_path = os.path.join(res_dir, 'log.jsonl'), os.path.join(res_dir, 'command.sh')
-    if os.path.isfile(log_path) and os.path.isfile(cmd_path) and open(cmd_path).read() == command:
+    if os.path.isfile(log_path) and same_run(cmd_path, command):
         last = read_log(log_path)[-1]
         if last['iter'] == max_iters:
             return last
     if not start:
         return None
     out_cmd, ckpt, cpu_path = (os.path.join(out_dir, f) for f in ('command.sh', 'ckpt.pt', 'cpu_s.txt'))
-    resume = os.path.isfile(ckpt) and os.path.isfile(out_cmd) and open(out_cmd).read() == command
+    resume = os.path.isfile(ckpt) and same_run(out_cmd, command)
     cpu_before = float(open(cpu_path).read()) if resume and os.path.isfile(cpu_path) else 0.0
     run_args = [a if a != '--overwrite=True' else '--init_from=resume' for a in args] if resume else args
     os.makedirs(out_dir, exist_ok=True)

@@ -268,7 +268,9 @@ def test_experiments_stop_on_sigterm(monkeypatch, capsys, tmp_path):
 
 def test_run_one_continues_a_stopped_run_exactly(tmp_path):
     """A run stopped by SIGTERM (checkpoint saved) is continued by the next run_one of the same command
-    (--init_from=resume): its log is an uninterrupted run's, and its CPU seconds count both parts."""
+    (--init_from=resume), its out dir moved elsewhere meanwhile (as a run carried to another machine is): its
+    log is an uninterrupted run's, and its CPU seconds count both parts."""
+    import shutil
     import signal
     import threading
     name, config, model, arch, extra, _ = u.experiment_runs('table1', 'cpu', (0,), tasks=('khop1',),
@@ -291,8 +293,10 @@ def test_run_one_continues_a_stopped_run_exactly(tmp_path):
     stopper.join()
     first_part = float(open(os.path.join(out, name, 'cpu_s.txt')).read())
     assert first_part > 0 and not os.path.exists(os.path.join(results, name))
-    last = u.run_one(config, model, arch, name, extra, out=out, results=results)
-    stdout = open(os.path.join(out, name, 'stdout.txt')).read()                   # both parts, appended
+    moved = str(tmp_path / 'moved')
+    shutil.move(out, moved)
+    last = u.run_one(config, model, arch, name, extra, out=moved, results=results)
+    stdout = open(os.path.join(moved, name, 'stdout.txt')).read()                 # both parts, appended
     assert 'stopped by SIGTERM at iteration' in stdout and '| resumed at iteration' in stdout
     resumed = u.read_log(os.path.join(results, name, 'log.jsonl'))
     u.run_one(config, model, arch, name, extra, out=str(tmp_path / 'whole'), results=str(tmp_path / 'whole_results'))
@@ -383,6 +387,8 @@ def test_tables_rebuild_from_committed_logs(tmp_path):
     last = u.run_one(config, model, arch, name, extra, out='out/universal/cpu', results=str(tmp_path))
     assert last == u.read_log(os.path.join(results, name, 'log.jsonl'))[-1] and 'cpu_s' in last
     assert last['iter'] == u.train_keys([config], max_iters=0)['max_iters']
+    assert u.run_one(config, model, arch, name, extra, out=str(tmp_path / 'elsewhere'), results=str(tmp_path),
+                     start=False) == last                               # made with another out dir: the same run
     name, config, model, arch, extra, _ = runs[2]                       # no log: start=False starts nothing
     assert u.run_one(config, model, arch, name, extra, out=str(tmp_path / 'out'), results=str(tmp_path),
                      start=False) is None and not os.path.exists(tmp_path / 'out')

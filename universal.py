@@ -449,9 +449,9 @@ def run_one(config, model, arch, name, extra=(), out='out/universal/cpu', result
     record. Reuses a finished run whose command.sh is this command; continues a stopped one of this command
     from its checkpoint (train.py --init_from=resume, exact), its CPU seconds so far kept in out/<name>/cpu_s.txt;
     otherwise starts afresh (--overwrite=True). Commands are compared with their --out_dir aside (same_run): a
-    run whose out dir was moved, or carried to another machine's, is the same run. With start=False returns None rather than start or continue a
-    run. model in MODELS, arch in ARCHS. Raises RuntimeError when train.py fails (see out/<name>/stdout.txt) or
-    is stopped by a signal."""
+    run whose out dir was moved, or carried to another machine's, is the same run. With start=False returns None
+    rather than start or continue a run. model in MODELS, arch in ARCHS. Raises RuntimeError when train.py fails
+    (see out/<name>/stdout.txt) or is stopped by a signal."""
     flags = dict(ARCHS[arch], **(UNFROZEN if model == 'full' else {}))
     flags.update(construction='sparse') if model == 'sparse' else None
     out_dir, res_dir = os.path.join(out, name), os.path.join(results, name)

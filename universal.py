@@ -435,10 +435,11 @@ def stop_runs(signum, frame):
 
 
 def same_run(path, command):
-    """Whether the command.sh at path holds command (one line of `python train.py ...`), its --out_dir aside."""
+    """Whether the command.sh at path holds command (one line of `OMP_NUM_THREADS=n python train.py ...`), its
+    thread count and --out_dir aside."""
     if not os.path.isfile(path):
         return False
-    drop = lambda line: [a for a in shlex.split(line) if not a.startswith('--out_dir=')]
+    drop = lambda line: [a for a in shlex.split(line) if not a.startswith(('--out_dir=', 'OMP_NUM_THREADS='))]
     with open(path) as f:
         return drop(f.read()) == drop(command)
 
@@ -449,7 +450,8 @@ def run_one(config, model, arch, name, extra=(), out='out/universal/cpu', result
     record. Reuses a finished run whose command.sh is this command; continues a stopped one of this command
     from its checkpoint (train.py --init_from=resume, exact), its CPU seconds so far kept in out/<name>/cpu_s.txt;
     otherwise starts afresh (--overwrite=True). Commands are compared with their --out_dir aside (same_run): a
-    run whose out dir was moved, or carried to another machine's, is the same run. With start=False returns None
+    run whose out dir was moved, or carried to another machine's, is the same run; so is one made with another
+    thread count (OMP_NUM_THREADS, 1 unless set, recorded in the command). With start=False returns None
     rather than start or continue a run. model in MODELS, arch in ARCHS. Raises RuntimeError when train.py fails
     (see out/<name>/stdout.txt) or is stopped by a signal."""
     flags = dict(ARCHS[arch], **(UNFROZEN if model == 'full' else {}))
@@ -457,7 +459,8 @@ def run_one(config, model, arch, name, extra=(), out='out/universal/cpu', result
     out_dir, res_dir = os.path.join(out, name), os.path.join(results, name)
     args = ([config] + [f'--{k}={v}' for k, v in flags.items()] + list(extra) +
             [f'--out_dir={out_dir}', '--overwrite=True'])
-    command = 'OMP_NUM_THREADS=1 ' + shlex.join(['python', 'train.py'] + args) + '\n'
+    threads = os.environ.get('OMP_NUM_THREADS', '1')
+    command = f'OMP_NUM_THREADS={shlex.quote(threads)} ' + shlex.join(['python', 'train.py'] + args) + '\n'
     max_iters = train_keys(args, max_iters=5000)['max_iters']
     log_path, cmd_path = os.path.join(res_dir, 'log.jsonl'), os.path.join(res_dir, 'command.sh')
     if os.path.isfile(log_path) and same_run(cmd_path, command):
@@ -475,7 +478,7 @@ def run_one(config, model, arch, name, extra=(), out='out/universal/cpu', result
         os.remove(cpu_path)
     with open(out_cmd, 'w') as f:                            # beside the log as it grows, should the run stop
         f.write(command)
-    env = dict(os.environ, OMP_NUM_THREADS=os.environ.get('OMP_NUM_THREADS', '1'))
+    env = dict(os.environ, OMP_NUM_THREADS=threads)
     with open(os.path.join(out_dir, 'stdout.txt'), 'a' if resume else 'w') as f:
         p = subprocess.Popen([sys.executable, 'train.py'] + run_args, stdout=f, stderr=subprocess.STDOUT, env=env,
                              start_new_session=True)         # signals reach it through the driver alone, once

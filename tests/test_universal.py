@@ -304,6 +304,8 @@ def test_run_one_continues_a_stopped_run_exactly(tmp_path):
     strip = lambda records: [{k: v for k, v in r.items() if k != 'cpu_s'} for r in records]
     assert strip(resumed) == strip(whole) and resumed[-1]['iter'] == 100
     assert last['cpu_s'] > first_part
+    command = open(os.path.join(results, name, 'command.sh')).read()
+    assert command.startswith(f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', '1')} python train.py ")
 
 
 def test_a_sparse_run_resumes_from_its_embeddings_alone(tmp_path):
@@ -363,7 +365,7 @@ def test_write_construction_is_what_train_py_loads():
 ROOT = os.path.join(os.path.dirname(__file__), '..')
 
 
-def test_tables_rebuild_from_committed_logs(tmp_path):
+def test_tables_rebuild_from_committed_logs(tmp_path, monkeypatch):
     """results/paper2/<run>/log.jsonl are the runs behind docs/paper2.md: `table` (load_results + results_table)
     gives each cell the mean ± std of the last records' val_acc, beside the paper's numbers; every run's
     command.sh is the command that run_one would launch, so a finished run is reused, not rerun."""
@@ -389,6 +391,9 @@ def test_tables_rebuild_from_committed_logs(tmp_path):
     assert last['iter'] == u.train_keys([config], max_iters=0)['max_iters']
     assert u.run_one(config, model, arch, name, extra, out=str(tmp_path / 'elsewhere'), results=str(tmp_path),
                      start=False) == last                               # made with another out dir: the same run
+    monkeypatch.setenv('OMP_NUM_THREADS', '2')
+    assert u.run_one(config, model, arch, name, extra, out='out/universal/cpu', results=str(tmp_path),
+                     start=False) == last                               # made on another number of threads: too
     name, config, model, arch, extra, _ = runs[2]                       # no log: start=False starts nothing
     assert u.run_one(config, model, arch, name, extra, out=str(tmp_path / 'out'), results=str(tmp_path),
                      start=False) is None and not os.path.exists(tmp_path / 'out')

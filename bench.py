@@ -42,7 +42,8 @@ FLOP convention (model.GPT.flops_per_token): matmul FLOPs of one training step, 
   whole T x T block although A is lower triangular, so both run about twice their counted attention work.
 MFU = achieved model FLOP/s / the device's peak: on a GPU its dense peak in the step's dtype (common.peak_flops),
 on a CPU the best of a few cpu_peak_n^3 matmuls in the dtype the step multiplies in (bf16, fp16 or fp32),
-measured at start-up.
+measured at start-up; smaller ones in a dtype the CPU has no fast kernels for, so that each takes about 4 s or less
+(common.cpu_matmul_size: bf16 on an AVX2-only CPU runs at about 1 GFLOP/s, 2 minutes a 4096^3 matmul).
 --dtype=auto (the default) trains in bf16 on a GPU and, on a CPU, in bf16 only where the CPU multiplies bf16
 faster than fp32 (common.auto_cpu_dtype), as train.py does.
 On a CPU, `cpu share` is the CPU time the process got per wall-clock second and thread during the timed steps
@@ -65,9 +66,9 @@ import numpy as np
 import torch
 import torch._functorch.config
 
-from common import (ResidentPeak, allow_tf32, available_memory, check_shape, cpu_matmul_flops, keep_freed_memory,
-                    make_task, memory_estimate, partitioner_settings, peak_flops as device_peak, release_free_memory,
-                    resident_bytes, resolve_device, resolve_dtype)
+from common import (ResidentPeak, allow_tf32, available_memory, check_shape, cpu_matmul_flops, cpu_matmul_size,
+                    keep_freed_memory, make_task, memory_estimate, partitioner_settings, peak_flops as device_peak,
+                    release_free_memory, resident_bytes, resolve_device, resolve_dtype)
 from configurator import configure, declare, fail
 from model import GPT, GPTConfig, VARIANTS
 
@@ -92,7 +93,7 @@ iters = 10                      # timed steps; the median is reported
 rounds = 1                      # >1: interleave the variants' timed steps in this many rounds
 peak_flops = 0.0                # FLOP/s for MFU; 0: PEAK_FLOPS for a GPU, measured on a CPU
 data_iters = 5                  # a train.py config: timed draws of a global batch from its task (0: none)
-cpu_peak_n = 4096               # size of the square matmuls that measure a CPU's peak
+cpu_peak_n = 4096               # size of the square matmuls that measure a CPU's peak (at most)
 json_out = ''                   # also write the results to this file
 profile = ''                    # profile one extra step per model: print its costliest ops, and write Chrome
                                 # traces to <profile>_<variant>.json (chrome://tracing, ui.perfetto.dev)
@@ -346,14 +347,18 @@ elif device_type == 'cuda':
     peak_flops, peak_source = device_peak(device, device_type, dtype)
     peak_source += '' if peak_flops else ' (set --peak_flops)'
 else:                           # the peak of the dtype the matmuls run in; bf16 and fp32 both shown
-    cpu_peaks = {name: cpu_matmul_flops(getattr(torch, name), cpu_peak_n)
-                 for name in dict.fromkeys(('bfloat16', 'float32', dtype))}
+    sizes = {name: cpu_matmul_size(getattr(torch, name), cpu_peak_n)
+             for name in dict.fromkeys(('bfloat16', 'float32', dtype))}
+    print(f"measuring the CPU's matmul peak ({', '.join(f'{name} {n}^3' for name, n in sizes.items())}) ...",
+          file=sys.stderr, flush=True)
+    cpu_peaks = {name: cpu_matmul_flops(getattr(torch, name), n) for name, n in sizes.items()}
     peak_flops = cpu_peaks[dtype]
-    peak_source = (f"measured, {cpu_peak_n}^3 {dtype} matmul, {torch.get_num_threads()} threads; bf16 "
-                   f"{cpu_peaks['bfloat16'] / 1e12:.2f}, fp32 {cpu_peaks['float32'] / 1e12:.2f}")
+    peak_source = (f"measured, {sizes[dtype]}^3 {dtype} matmul, {torch.get_num_threads()} threads; bf16 "
+                   f"{cpu_peaks['bfloat16'] / 1e12:.3f} ({sizes['bfloat16']}^3), fp32 "
+                   f"{cpu_peaks['float32'] / 1e12:.3f} ({sizes['float32']}^3)")
     if dtype == 'bfloat16' and cpu_peaks['float32'] > peak_flops:
-        print(f"note: this CPU's bf16 matmul ({peak_flops / 1e12:.2f} TFLOP/s) is slower than its fp32 "
-              f"({cpu_peaks['float32'] / 1e12:.2f}), so --dtype=float32 (or auto) will likely train faster here")
+        print(f"note: this CPU's bf16 matmul ({peak_flops / 1e12:.3f} TFLOP/s) is slower than its fp32 "
+              f"({cpu_peaks['float32'] / 1e12:.3f}), so --dtype=float32 (or auto) will likely train faster here")
 
 def time_data(task, n):
     """Milliseconds the task takes to draw one global batch on the host (Task.get_batch, as train.py does

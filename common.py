@@ -333,7 +333,8 @@ def peak_flops(device, device_type, dtype):
 def cpu_matmul_flops(dtype, n=4096, reps=5):
     """FLOP/s of the fastest of reps (n, n) @ (n, n) matmuls in dtype (a torch.dtype) on the CPU, with torch's
     current number of threads, after one untimed matmul: bench.py's CPU peak for MFU (n = 4096: 0.1-0.7 s per
-    matmul on 2 cores). Measured once per process for each (dtype, n, reps, threads)."""
+    matmul on 2 cores where the dtype has fast kernels; cpu_matmul_size picks n where it may not). Measured once
+    per process for each (dtype, n, reps, threads)."""
     return _cpu_matmul_flops(dtype, n, reps, torch.get_num_threads())
 
 
@@ -349,6 +350,23 @@ def _cpu_matmul_flops(dtype, n, reps, threads):   # threads: part of the cache k
     return 2 * n ** 3 / best
 
 
+def cpu_matmul_size(dtype, n, max_s=4.0, probe_n=256):
+    """The size m <= n of the square matmuls in dtype (a torch.dtype) that cpu_matmul_flops times so that one
+    takes about max_s seconds or less: n, halved while a 2 m^3-FLOP matmul at the rate of a probe_n^3 one (the
+    best of 3) would take longer, never below probe_n. A CPU's rate in a dtype spans three orders of magnitude:
+    bf16 at 0.2-0.8 TFLOP/s on CPUs with bf16 units, about 1 GFLOP/s on those without (an AVX2-only AMD EPYC,
+    where one 4096^3 matmul takes two minutes); the probe (1 ms to 0.1 s) keeps every measurement seconds long.
+    A small matmul runs below a fast CPU's peak (fp32 on 2 cores: 0.06-0.1 TFLOP/s at 256^3, 0.18 at 4096^3),
+    so m errs small."""
+    if n <= probe_n:
+        return n
+    rate = cpu_matmul_flops(dtype, probe_n, reps=3)
+    m = n
+    while m > probe_n and 2 * m ** 3 / rate > max_s:
+        m = max(m // 2, probe_n)
+    return m
+
+
 def cpu_model():
     """The CPU's model name (/proc/cpuinfo's 'model name', else platform.processor()), or 'unknown CPU'."""
     import platform
@@ -360,12 +378,12 @@ def cpu_model():
 
 
 def cpu_peak_flops(dtype, n=2048):
-    """(FLOP/s, source): the CPU peak that train.py's MFU is measured against, cpu_matmul_flops of an (n, n)
-    matmul in dtype (a torch dtype name) with torch's current threads, measured the first time on a machine and
-    read back after from a cache ($XDG_CACHE_HOME or ~/.cache, learned-transformer/cpu_peak.json, keyed by CPU
-    model, torch version, dtype, threads and n), so that two runs' MFU compare their speed and not the load
-    of the moment they started (n = 2048: 2 s or less on one core). Where the cache cannot be written the
-    measurement is used uncached, and the source says so."""
+    """(FLOP/s, source): the CPU peak that train.py's MFU is measured against, cpu_matmul_flops of an (m, m)
+    matmul in dtype (a torch dtype name) with torch's current threads, m = cpu_matmul_size(dtype, n) (n where
+    the dtype is fast), measured the first time on a machine and read back after from a cache ($XDG_CACHE_HOME
+    or ~/.cache, learned-transformer/cpu_peak.json, keyed by CPU model, torch version, dtype, threads and n), so
+    that two runs' MFU compare their speed and not the load of the moment they started (n = 2048: 2 s or less
+    on one core). Where the cache cannot be written the measurement is used uncached, and the source says so."""
     import json
     threads = torch.get_num_threads()
     path = os.path.join(os.environ.get('XDG_CACHE_HOME') or os.path.expanduser('~/.cache'), 'learned-transformer',
@@ -378,11 +396,14 @@ def cpu_peak_flops(dtype, n=2048):
             cache = {}
     except (OSError, ValueError):
         cache = {}
-    what = f'{n}^3 {dtype} matmul on {threads} thread(s)'
-    if isinstance(cache.get(key), (int, float)) and cache[key] > 0:
-        return float(cache[key]), f'{what}, cached in {path}'
-    flops = cpu_matmul_flops(getattr(torch, dtype), n)
-    cache[key] = flops
+    entry = cache.get(key)
+    if (isinstance(entry, dict) and isinstance(entry.get('flops'), (int, float)) and entry['flops'] > 0
+            and isinstance(entry.get('n'), int)):
+        return float(entry['flops']), f"{entry['n']}^3 {dtype} matmul on {threads} thread(s), cached in {path}"
+    m = cpu_matmul_size(getattr(torch, dtype), n)
+    flops = cpu_matmul_flops(getattr(torch, dtype), m)
+    cache[key] = {'flops': flops, 'n': m}
+    what = f'{m}^3 {dtype} matmul on {threads} thread(s)'
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path + f'.{os.getpid()}.tmp', 'w') as f:
@@ -393,12 +414,15 @@ def cpu_peak_flops(dtype, n=2048):
     return flops, f'{what}, measured now and cached in {path}'
 
 
-def auto_cpu_dtype(n=1024):
+def auto_cpu_dtype(n=1024, max_s=0.05):
     """'bfloat16' (autocast) when this CPU multiplies bf16 matrices faster than fp32 ones, else 'float32'.
-    Returns (name, bf16 FLOP/s, fp32 FLOP/s) from cpu_matmul_flops at size n (about 0.1 s in all). Which wins
-    depends on the chip: bf16 on CPUs with AMX or fast bf16 units (an AMD EPYC: 4x fp32), fp32 on an Intel Xeon
-    with avx512_bf16 but no AMX (bf16 at half fp32's speed); docs/performance.md has both."""
-    bf16, fp32 = cpu_matmul_flops(torch.bfloat16, n), cpu_matmul_flops(torch.float32, n)
+    Returns (name, bf16 FLOP/s, fp32 FLOP/s) from cpu_matmul_flops of both dtypes at one size, n or the
+    smaller cpu_matmul_size of the two at max_s seconds a matmul (0.1-0.3 s in all). Which wins depends on the
+    chip: bf16 on CPUs with AMX or fast bf16 units (one AMD EPYC: 2-4x fp32), fp32 on an Intel Xeon with
+    avx512_bf16 but no AMX (bf16 at half fp32's speed) and on CPUs without bf16 units (an AVX2-only AMD EPYC:
+    bf16 at 1/100 of fp32); docs/performance.md has the rates."""
+    m = min(cpu_matmul_size(torch.bfloat16, n, max_s), cpu_matmul_size(torch.float32, n, max_s))
+    bf16, fp32 = cpu_matmul_flops(torch.bfloat16, m), cpu_matmul_flops(torch.float32, m)
     return ('bfloat16' if bf16 > fp32 else 'float32'), bf16, fp32
 
 

@@ -237,12 +237,39 @@ def test_bench_against_hugging_face_llama(tmp_path):
     assert 'standard / hf_llama: ' in r.stdout
 
 
+def fake_matmul_rates(monkeypatch, rates, measured=None):
+    """Make common's CPU matmuls run at rates[dtype] FLOP/s at every size; measured collects (dtype, n) timed."""
+    import common
+
+    def flops(dtype, n, reps=5):
+        if measured is not None and reps == 5:            # a timing, not cpu_matmul_size's probe
+            measured.append((dtype, n))
+        return rates[dtype]
+    monkeypatch.setattr(common, 'cpu_matmul_flops', flops)
+
+
+def test_cpu_matmul_size_keeps_each_matmul_short(monkeypatch):
+    """The full size where a dtype is fast; halved until one matmul takes max_s or less where it is slow (bf16
+    without bf16 units: about 1 GFLOP/s), but never below the probe's size."""
+    import common
+    fake_matmul_rates(monkeypatch, {torch.bfloat16: 1e9, torch.float32: 1e11})
+    assert common.cpu_matmul_size(torch.float32, 4096) == 4096               # 1.4 s a matmul
+    assert common.cpu_matmul_size(torch.float32, 4096, max_s=1) == 2048
+    assert common.cpu_matmul_size(torch.bfloat16, 4096) == 1024              # 2.1 s; 2048^3 would take 17 s
+    assert common.cpu_matmul_size(torch.bfloat16, 4096, max_s=2) == 512
+    assert common.cpu_matmul_size(torch.bfloat16, 4096, max_s=0.05) == 256   # the probe's size at least
+    assert common.cpu_matmul_size(torch.bfloat16, 3000) == 750
+    assert common.cpu_matmul_size(torch.bfloat16, 64) == 64
+
+
 def test_auto_cpu_dtype_picks_the_faster_matmul(monkeypatch):
     import common
-    for bf16, fp32, expected in [(8e11, 2e11, 'bfloat16'), (1.9e11, 3.6e11, 'float32')]:
-        speed = {torch.bfloat16: bf16, torch.float32: fp32}
-        monkeypatch.setattr(common, 'cpu_matmul_flops', lambda dtype, n: speed[dtype])
+    for bf16, fp32, expected in [(8e11, 2e11, 'bfloat16'), (1.9e11, 3.6e11, 'float32'), (1e9, 1e11, 'float32')]:
+        measured = []
+        fake_matmul_rates(monkeypatch, {torch.bfloat16: bf16, torch.float32: fp32}, measured)
         assert common.auto_cpu_dtype() == (expected, bf16, fp32)
+        size = 1024 if bf16 > 1e10 else 256                  # both dtypes timed at one size: the slower's
+        assert measured == [(torch.bfloat16, size), (torch.float32, size)]
     monkeypatch.undo()
     name, bf16, fp32 = common.auto_cpu_dtype(n=256)   # measured here: a valid choice that matches its numbers
     assert bf16 > 0 and fp32 > 0 and name == ('bfloat16' if bf16 > fp32 else 'float32')
@@ -250,21 +277,29 @@ def test_auto_cpu_dtype_picks_the_faster_matmul(monkeypatch):
 
 def test_cpu_peak_is_measured_once_per_machine_and_dtype(monkeypatch, tmp_path):
     """train.py's MFU peak: measured the first time, then read from the cache, so two runs' MFU use one peak;
-    another dtype is another measurement; an unwritable cache is used uncached, and the source says so."""
+    another dtype is another measurement, at a smaller size where it is slow; an unreadable cache entry or an
+    unwritable cache is measured again, and the source says so."""
     import common
     measured = []
     monkeypatch.setenv('XDG_CACHE_HOME', str(tmp_path))
-    monkeypatch.setattr(common, 'cpu_matmul_flops', lambda dtype, n: measured.append(dtype) or 1e11 * len(measured))
+    fake_matmul_rates(monkeypatch, {torch.float32: 1e11, torch.bfloat16: 1e9}, measured)
     first, second = common.cpu_peak_flops('float32'), common.cpu_peak_flops('float32')
-    assert first[0] == second[0] == 1e11 and measured == [torch.float32]
-    assert 'measured now and cached' in first[1] and 'measured now' not in second[1]
-    assert common.cpu_peak_flops('bfloat16')[0] == 2e11 and common.peak_flops('cpu', 'cpu', 'float32')[0] == 1e11
+    assert first[0] == second[0] == 1e11 and measured == [(torch.float32, 2048)]
+    assert first[1].startswith('2048^3 float32') and 'measured now and cached' in first[1]
+    assert second[1].startswith('2048^3 float32') and 'measured now' not in second[1]
+    bf16 = common.cpu_peak_flops('bfloat16')
+    assert bf16[0] == 1e9 and measured[-1] == (torch.bfloat16, 1024) and bf16[1].startswith('1024^3 bfloat16')
+    assert common.cpu_peak_flops('bfloat16')[1].startswith('1024^3 bfloat16') and len(measured) == 2  # cached
+    assert common.peak_flops('cpu', 'cpu', 'float32')[0] == 1e11 and len(measured) == 2
     (tmp_path / 'learned-transformer' / 'cpu_peak.json').write_text('not json')   # a broken cache: measured again
-    assert common.cpu_peak_flops('float32')[0] == 3e11
+    assert common.cpu_peak_flops('float32')[0] == 1e11 and len(measured) == 3
+    key = next(iter(json.loads((tmp_path / 'learned-transformer' / 'cpu_peak.json').read_text())))
+    (tmp_path / 'learned-transformer' / 'cpu_peak.json').write_text(json.dumps({key: 1e11}))   # an entry without n
+    assert common.cpu_peak_flops('float32')[0] == 1e11 and len(measured) == 4
     monkeypatch.setenv('XDG_CACHE_HOME', str(tmp_path / 'file'))
     (tmp_path / 'file').write_text('')                                          # the cache's folder cannot exist
     flops, source = common.cpu_peak_flops('float32')
-    assert flops == 4e11 and 'not cached' in source
+    assert flops == 1e11 and 'not cached' in source and len(measured) == 5
 
 
 FAULTS = """

@@ -1,0 +1,1 @@
+python bench.py --compile=False --json_out=out/bench/auto_avx2.json

@@ -43,7 +43,7 @@ FLOP convention (model.GPT.flops_per_token): matmul FLOPs of one training step, 
 MFU = achieved model FLOP/s / the device's peak: on a GPU its dense peak in the step's dtype (common.peak_flops),
 on a CPU the best of a few cpu_peak_n^3 matmuls in the dtype the step multiplies in (bf16, fp16 or fp32),
 measured at start-up; smaller ones in a dtype the CPU has no fast kernels for, so that each takes about 4 s or less
-(common.cpu_matmul_size: bf16 on an AVX2-only CPU runs at about 1 GFLOP/s, 2 minutes a 4096^3 matmul).
+(common.cpu_matmul_size: bf16 on an AVX2-only CPU runs at about 1 GFLOP/s, over 2 minutes a 4096^3 matmul).
 --dtype=auto (the default) trains in bf16 on a GPU and, on a CPU, in bf16 only where the CPU multiplies bf16
 faster than fp32 (common.auto_cpu_dtype), as train.py does.
 On a CPU, `cpu share` is the CPU time the process got per wall-clock second and thread during the timed steps

@@ -354,8 +354,8 @@ def cpu_matmul_size(dtype, n, max_s=4.0, probe_n=256):
     """The size m <= n of the square matmuls in dtype (a torch.dtype) that cpu_matmul_flops times so that one
     takes about max_s seconds or less: n, halved while a 2 m^3-FLOP matmul at the rate of a probe_n^3 one (the
     best of 3) would take longer, never below probe_n. A CPU's rate in a dtype spans three orders of magnitude:
-    bf16 at 0.2-0.8 TFLOP/s on CPUs with bf16 units, about 1 GFLOP/s on those without (an AVX2-only AMD EPYC,
-    where one 4096^3 matmul takes two minutes); the probe (1 ms to 0.1 s) keeps every measurement seconds long.
+    bf16 at 0.16-0.85 TFLOP/s on 2 cores with bf16 units, about 1 GFLOP/s without (an AVX2-only AMD EPYC,
+    where one 4096^3 matmul takes over two minutes); the probe (1 ms to 0.1 s) keeps every measurement short.
     A small matmul runs below a fast CPU's peak (fp32 on 2 cores: 0.06-0.1 TFLOP/s at 256^3, 0.18 at 4096^3),
     so m errs small."""
     if n <= probe_n:

@@ -164,7 +164,7 @@ def test_a_cached_cpu_peak_below_the_achieved_rate_is_doubted(tmp_path):
     cache = tmp_path / 'cache'
     os.makedirs(cache / 'learned-transformer')
     key = f'{common.cpu_model()} | torch {torch.__version__} | float32 | 1 thread(s) | 2048^3'
-    (cache / 'learned-transformer' / 'cpu_peak.json').write_text(json.dumps({key: 1.0}))
+    (cache / 'learned-transformer' / 'cpu_peak.json').write_text(json.dumps({key: {'flops': 1.0, 'n': 2048}}))
     r = subprocess.run([sys.executable, 'train.py', *TINY, '--max_iters=3', f'--out_dir={tmp_path / "run"}'],
                        cwd=ROOT, capture_output=True, text=True,
                        env=dict(os.environ, OMP_NUM_THREADS='1', XDG_CACHE_HOME=str(cache)))

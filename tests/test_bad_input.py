@@ -488,12 +488,12 @@ def byte_tokenizer(tmp_path):
 
 def prepare(args, tokenizer, capsys):
     """python tasks.py prepare ARGS in this process: (exit code, stdout, stderr)."""
-    import tasks
+    import text_data
     from configurator import run_command
     capsys.readouterr()
     code = 0
     try:
-        run_command(dict(prepare=tasks.prepare_command), ['prepare', *args, f'--tokenizer={tokenizer}'])
+        run_command(dict(prepare=text_data.prepare_command), ['prepare', *args, f'--tokenizer={tokenizer}'])
     except SystemExit as e:
         code = e.code
     out, err = capsys.readouterr()

@@ -1,5 +1,5 @@
 """The text tasks end to end without network or downloaded data: a small generated text, a byte-level BPE trained on
-it as an in-memory tiktoken.Encoding (GPT-2's split pattern), `tasks.prepare` into uint16 memmaps, the lm and
+it as an in-memory tiktoken.Encoding (GPT-2's split pattern), `text_data.prepare` into uint16 memmaps, the lm and
 sentiment tasks, train.py's evaluation (a uniform model scores exactly ln V nats per token) and sample.py."""
 
 import base64
@@ -19,6 +19,7 @@ import torch
 
 import common
 import tasks
+import text_data
 from configurator import run_command
 from model import GPT, GPTConfig
 
@@ -41,7 +42,7 @@ def generated_text(seed, n_lines=400):
 def bpe_encoding(text, n_merges=80):
     """A byte-level BPE learnt on text: 256 byte tokens, then n_merges merges, <|endoftext|> last."""
     ranks = {bytes([b]): b for b in range(256)}
-    words = Counter(tuple(bytes([b]) for b in w.encode()) for w in regex.findall(tasks.GPT2_PAT, text))
+    words = Counter(tuple(bytes([b]) for b in w.encode()) for w in regex.findall(text_data.GPT2_PAT, text))
     for _ in range(n_merges):
         pairs = Counter()
         for w, c in words.items():
@@ -61,7 +62,7 @@ def bpe_encoding(text, n_merges=80):
                     i += 1
             new[tuple(out)] += c
         words = new
-    return tiktoken.Encoding('tiny', pat_str=tasks.GPT2_PAT, mergeable_ranks=ranks,
+    return tiktoken.Encoding('tiny', pat_str=text_data.GPT2_PAT, mergeable_ranks=ranks,
                              special_tokens={'<|endoftext|>': len(ranks)})
 
 
@@ -85,26 +86,26 @@ def lm_data(enc, tmp_path_factory):
     texts = {'texts/a.txt': generated_text(1), 'texts/b.txt': generated_text(2), 'held_out.txt': generated_text(3)}
     for name, t in texts.items():
         (root / name).write_text(t, encoding='utf-8')
-    tasks.prepare('tiny', [str(root / 'texts')], [str(root / 'held_out.txt')], enc=enc, out_dir=str(root / 'data'))
+    text_data.prepare('tiny', [str(root / 'texts')], [str(root / 'held_out.txt')], enc=enc, out_dir=str(root / 'data'))
     return root, texts
 
 
 def test_local_tokenizer_file_gives_the_same_ids(enc, tmp_path):
     path = str(tmp_path / 'tiny.tiktoken')
     dump_tiktoken_bpe(enc._mergeable_ranks, path)
-    loaded = tasks.encoding_from_file(path)
+    loaded = text_data.encoding_from_file(path)
     text = generated_text(5)
     assert loaded.encode_ordinary(text) == enc.encode_ordinary(text)
     assert (loaded.n_vocab, loaded.eot_token) == (enc.n_vocab, enc.eot_token)
     assert len(enc.encode_ordinary(text)) < 0.6 * len(text.encode())           # the merges are used
     (tmp_path / 'bad.tiktoken').write_text('not base64 at all\n')
-    with pytest.raises(tasks.DataError, match='not a .tiktoken file'):
-        tasks.encoding_from_file(str(tmp_path / 'bad.tiktoken'))
+    with pytest.raises(text_data.DataError, match='not a .tiktoken file'):
+        text_data.encoding_from_file(str(tmp_path / 'bad.tiktoken'))
 
 
 def test_cutting_text_into_pieces_keeps_the_encoding(enc):
     text = generated_text(6) + 'a\n\nB\n \n  x\n\n\n y\nz'
-    pieces = list(tasks.exact_pieces([text[i:i + 100] for i in range(0, len(text), 100)], size=300))
+    pieces = list(text_data.exact_pieces([text[i:i + 100] for i in range(0, len(text), 100)], size=300))
     assert len(pieces) > 20 and ''.join(pieces) == text
     assert sum((enc.encode_ordinary(p) for p in pieces), []) == enc.encode_ordinary(text)
 
@@ -126,7 +127,7 @@ def test_prepare_lm_memmap_round_trip_and_rerun(enc, lm_data, capsys):
     mtime = os.path.getmtime(data / 'train.bin')
     os.remove(data / 'test.bin')
     (data / 'test.bin.tmp').write_bytes(b'\x00' * 10)
-    tasks.prepare('tiny', [str(root / 'texts')], [str(root / 'held_out.txt')], enc=enc, out_dir=str(data))
+    text_data.prepare('tiny', [str(root / 'texts')], [str(root / 'held_out.txt')], enc=enc, out_dir=str(data))
     assert 'done already' in capsys.readouterr().out
     assert os.path.getmtime(data / 'train.bin') == mtime and not os.path.exists(data / 'test.bin.tmp')
     assert np.fromfile(data / 'test.bin', dtype=np.uint16).tolist() == test.tolist()
@@ -141,10 +142,10 @@ def test_hugging_face_splits_cut_from_one_stream_read_it_once(enc, tmp_path, mon
     def hf_rows(path, config, split, lo, hi):
         opened.append((split, lo, hi))
         return iter([{'text': d} for d in docs[lo:hi]])
-    monkeypatch.setattr(tasks, 'hf_rows', hf_rows)
-    monkeypatch.setitem(tasks.HF_DATASETS, 'stream', ('lm', 'org/stream', None,
+    monkeypatch.setattr(text_data, 'hf_rows', hf_rows)
+    monkeypatch.setitem(text_data.HF_DATASETS, 'stream', ('lm', 'org/stream', None,
                                                       {'train': ('train', 0, 7), 'test': ('train', 7, 9)}))
-    meta = tasks.prepare('stream', out_dir=str(tmp_path), enc=enc, num_proc=1)
+    meta = text_data.prepare('stream', out_dir=str(tmp_path), enc=enc, num_proc=1)
     assert opened == [('train', 0, None)]
     for split, rows in (('train', docs[:7]), ('test', docs[7:9])):
         tokens = np.fromfile(tmp_path / f'{split}.bin', dtype=np.uint16).tolist()
@@ -243,12 +244,12 @@ def test_shakespeare_char_prepare_train_sample(tmp_path, monkeypatch, capsys):
     text = generated_text(3, n_lines=1500).replace(' = ', '\nROMEO:\n')
     (tmp_path / 'input.txt').write_text(text, encoding='utf-8')
     data, out = str(tmp_path / 'data'), str(tmp_path / 'out')
-    run_command(dict(prepare=tasks.prepare_command),
+    run_command(dict(prepare=text_data.prepare_command),
                 ['prepare', 'shakespeare_char', f'--input={tmp_path / "input.txt"}', f'--out_dir={data}'])
     meta = json.load(open(os.path.join(data, 'meta.json')))
     assert meta['tokenizer'] == 'char' and meta['chars'] == ''.join(sorted(set(text)))
     assert meta['vocab_size'] == len(set(text)) + 1 and meta['eot'] == len(set(text))
-    enc = tasks.encoding_of(meta)
+    enc = text_data.encoding_of(meta)
     tokens = [np.fromfile(os.path.join(data, f'{s}.bin'), dtype=np.uint16) for s in ('train', 'test')]
     assert enc.decode(tokens[0][:-1].tolist()) + enc.decode(tokens[1][:-1].tolist()) == text  # exact, eot-ended
     assert 0.09 < len(tokens[1]) / len(text) < 0.11
@@ -283,8 +284,8 @@ def write_labelled(root):
 def test_sentiment_batching_and_padding(enc, tmp_path):
     write_labelled(tmp_path)
     data = str(tmp_path / 'data')
-    tasks.prepare('s', [str(tmp_path / 'sentences'), str(tmp_path / 'reviews_train.csv'), str(tmp_path / 'lines.txt')],
-                  task='sentiment', enc=enc, out_dir=data)
+    text_data.prepare('s', [str(tmp_path / f) for f in ('sentences', 'reviews_train.csv', 'lines.txt')],
+                      task='sentiment', enc=enc, out_dir=data)
     docs = {s: np.load(os.path.join(data, f'{s}.docs.npy')) for s in ('train', 'test')}
     assert docs['train'][:, 2].tolist() == [0, 0, 1, 1, 0, 1, 0] and docs['test'][:, 2].tolist() == [0, 1]
     tokens = np.fromfile(os.path.join(data, 'train.bin'), dtype=np.uint16)
@@ -334,8 +335,8 @@ def test_sentiment_as_the_authors_classifier(enc, tmp_path):
     is the class index at the last text token; the model's head has n_class outputs and the pad a frozen row."""
     write_labelled(tmp_path)
     data = str(tmp_path / 'data')
-    tasks.prepare('s', [str(tmp_path / 'sentences'), str(tmp_path / 'reviews_train.csv'), str(tmp_path / 'lines.txt')],
-                  task='sentiment', enc=enc, out_dir=data)
+    text_data.prepare('s', [str(tmp_path / f) for f in ('sentences', 'reviews_train.csv', 'lines.txt')],
+                      task='sentiment', enc=enc, out_dir=data)
     T = 6
     task = tasks.make_task('sentiment', data_dir=data, block_size=T, padding='right', label='class', bos=True)
     assert task.n_class == 2 and task.pad_id == enc.n_vocab and task.vocab_size == enc.n_vocab + 1
@@ -369,24 +370,33 @@ def test_errors_are_one_line(tmp_path, capsys):
                f'--tokenizer={tmp_path / "bad.txt"}'], 'not a .tiktoken file')]
     for args, message in cases:
         with pytest.raises(SystemExit) as e:
-            run_command(dict(prepare=tasks.prepare_command), args)
+            run_command(dict(prepare=text_data.prepare_command), args)
         err = capsys.readouterr().err.strip()
         assert e.value.code == 2 and message in err and len(err.splitlines()) == 1, err
-    with pytest.raises(tasks.DataError, match='line 1'):
-        tasks.read_labelled(str(tmp_path / 'bad.txt'))
-    with pytest.raises(tasks.DataError, match="'label' and 'text'"):
-        tasks.read_labelled(str(tmp_path / 'bad.csv'))
+    with pytest.raises(text_data.DataError, match='line 1'):
+        text_data.read_labelled(str(tmp_path / 'bad.txt'))
+    with pytest.raises(text_data.DataError, match="'label' and 'text'"):
+        text_data.read_labelled(str(tmp_path / 'bad.csv'))
     with pytest.raises(ValueError, match=f'no prepared data.*prepare nothing --out_dir={tmp_path / "nothing"} '):
         tasks.make_task('lm', data_dir=str(tmp_path / 'nothing'))   # the command that writes where it reads
 
 
+def test_tasks_and_text_data_import_without_the_command_line():
+    """The command-line layer (configurator) loads only when a script runs as a command; `python text_data.py
+    prepare` is `python tasks.py prepare`."""
+    code = "import sys, tasks, text_data; assert 'configurator' not in sys.modules"
+    assert subprocess.run([sys.executable, '-c', code], cwd=ROOT).returncode == 0
+    r = subprocess.run([sys.executable, 'text_data.py', 'prepare', 'nope'], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.startswith("error: unknown dataset 'nope'") and r.stderr.count('\n') == 1
+
+
 def test_relative_data_dir_is_found_from_anywhere(tmp_path, monkeypatch):
     """lm_data_dir='data/x' reads ./data/x where it exists, else the repository's data/x."""
-    monkeypatch.setattr(tasks, 'DATA_DIR', str(tmp_path / 'repo' / 'data'))
+    monkeypatch.setattr(text_data, 'DATA_DIR', str(tmp_path / 'repo' / 'data'))
     os.makedirs(tmp_path / 'repo' / 'data' / 'x')
     os.makedirs(tmp_path / 'elsewhere')
     monkeypatch.chdir(tmp_path / 'elsewhere')
-    assert tasks.data_path('data/x') == str(tmp_path / 'repo' / 'data' / 'x')
-    assert tasks.data_path('data/y') == 'data/y'                       # nowhere: as given, for the error
+    assert text_data.data_path('data/x') == str(tmp_path / 'repo' / 'data' / 'x')
+    assert text_data.data_path('data/y') == 'data/y'                       # nowhere: as given, for the error
     os.makedirs(tmp_path / 'elsewhere' / 'data' / 'x')
-    assert tasks.data_path('data/x') == 'data/x'                       # the working directory's first
+    assert text_data.data_path('data/x') == 'data/x'                       # the working directory's first

@@ -14,7 +14,7 @@ by the same step with torch's AdamW, and prints each model's tokens/s and peak m
 split their forward and backward graphs as train.py does: by default (--recompute_pointwise) the backward
 recomputes pointwise ops rather than keep their outputs, never a matmul or attention; --activation_memory_budget
 below 1 keeps only that fraction of the activations, recomputing the cheapest ops, matmuls included
-(common.partitioner_settings). Hugging Face's model is compiled with torch's defaults.
+(hardware.partitioner_settings). Hugging Face's model is compiled with torch's defaults.
 
 A step is what train.py does: grad_accum micro-batches of forward + backward under autocast, gradient
 clipping, an AdamW step over the trainable parameters, zero_grad. The data are random tokens made on the
@@ -30,7 +30,7 @@ one global batch on the host (`data ms`, the median of data_iters draws after on
 process draws them (train.py --prefetch), train.py draws each step's batch before the step, so a step takes at
 least this long.
 
-FLOP convention (model.GPT.flops_per_token): matmul FLOPs of one training step, per token, nothing recomputed.
+FLOP convention (hardware.flops_per_token): matmul FLOPs of one training step, per token, nothing recomputed.
   - a linear layer in -> out: forward 2*in*out, input gradient 2*in*out, weight gradient 2*in*out only when
     its weight is trainable (every variant trains the token embedding, so input gradients are always needed);
   - attention is causal and counted as the work it needs: the token at position t (1-based) attends to t
@@ -40,16 +40,16 @@ FLOP convention (model.GPT.flops_per_token): matmul FLOPs of one training step, 
   - embeddings (gathers), norms, activations, softmax, rotary, the loss and the optimizer are not counted.
   The kernels do more than this count: flash attention recomputes S in its backward, and MixiT's matmul runs the
   whole T x T block although A is lower triangular, so both run about twice their counted attention work.
-MFU = achieved model FLOP/s / the device's peak: on a GPU its dense peak in the step's dtype (common.peak_flops),
+MFU = achieved model FLOP/s / the device's peak: on a GPU its dense peak in the step's dtype (hardware.peak_flops),
 on a CPU the best of a few cpu_peak_n^3 matmuls in the dtype the step multiplies in (bf16, fp16 or fp32),
 measured at start-up; smaller ones in a dtype the CPU has no fast kernels for, so that each takes about 4 s or less
-(common.cpu_matmul_size: bf16 on an AVX2-only CPU runs at about 1 GFLOP/s, over 2 minutes a 4096^3 matmul).
+(hardware.cpu_matmul_size: bf16 on an AVX2-only CPU runs at about 1 GFLOP/s, over 2 minutes a 4096^3 matmul).
 --dtype=auto (the default) trains in bf16 on a GPU and, on a CPU, in bf16 only where the CPU multiplies bf16
-faster than fp32 (common.auto_cpu_dtype), as train.py does.
+faster than fp32 (hardware.auto_cpu_dtype), as train.py does.
 On a CPU, `cpu share` is the CPU time the process got per wall-clock second and thread during the timed steps
 (spin-waiting threads included): well below 100% means other processes shared the cores, and the timings are
 then not the machine's. --cpu_keep_memory=True (as in train.py) first tells glibc's malloc to keep freed memory
-for reuse (common.keep_freed_memory): the step's large tensors stop page-faulting in afresh;
+for reuse (hardware.keep_freed_memory): the step's large tensors stop page-faulting in afresh;
 docs/performance.md has the numbers, and the case against making it the default.
 """
 
@@ -66,11 +66,14 @@ import numpy as np
 import torch
 import torch._functorch.config
 
-from common import (ResidentPeak, allow_tf32, available_memory, check_shape, cpu_matmul_flops, cpu_matmul_size,
-                    keep_freed_memory, make_task, memory_estimate, partitioner_settings, peak_flops as device_peak,
-                    release_free_memory, resident_bytes, resolve_device, resolve_dtype)
 from configurator import configure, declare, fail
+from hardware import (ResidentPeak, allow_tf32, available_memory, cpu_matmul_flops, cpu_matmul_size, flops_per_token,
+                      keep_freed_memory, partitioner_settings, peak_flops as device_peak, release_free_memory,
+                      resident_bytes, resolve_device, resolve_dtype)
+from head_loss import HeadLoss
 from model import GPT, GPTConfig, VARIANTS
+from run_guard import memory_estimate
+from runconfig import check_shape, make_task
 
 HF = 'hf_llama'                 # Hugging Face's LlamaForCausalLM among the timed variants (--against=hf)
 
@@ -102,11 +105,11 @@ device = 'auto'                 # auto | cpu | cuda | cuda:N
 dtype = 'auto'                  # auto | bfloat16 | float16 | float32 (auto on a CPU: its faster matmul)
 compile = True
 recompute_pointwise = True      # compiled: the backward recomputes pointwise ops, never a matmul (as train.py)
-fused_loss = True               # compiled on a GPU: the head's softmax step compiled as train.py does (GPT.fused_loss)
+fused_loss = True               # compiled on a GPU: the head's softmax step compiled, as in train.py (HeadLoss)
 activation_memory_budget = 1.0  # compiled: below 1, keep this fraction of the activations (as train.py);
                                 # Hugging Face's model is compiled with torch's defaults
-cpu_keep_memory = False         # CPU: malloc keeps freed memory for the next step (common.keep_freed_memory)
-memory_check = True             # refuse a model + batch whose estimated memory (common.memory_estimate) exceeds what
+cpu_keep_memory = False         # CPU: malloc keeps freed memory for the next step (hardware.keep_freed_memory)
+memory_check = True             # refuse a model + batch whose estimated memory (run_guard.memory_estimate) exceeds what
                                 # the device has available; False: try anyway
 seed = 1337
 # -----------------------------------------------------------------------------
@@ -155,7 +158,7 @@ try:
     if device_type == 'mps':
         raise ValueError("bench.py times cpu or cuda, not mps")
     kept = device_type == 'cpu' and cpu_keep_memory and keep_freed_memory()
-    fused_loss = fused_loss and compile and device_type == 'cuda'     # GPT.fused_loss of our models
+    fused_loss = fused_loss and compile and device_type == 'cuda'     # head_loss.HeadLoss's fused, for our models
     dtype, _ = resolve_dtype(dtype, device_type)
 except ValueError as e:
     fail(e)
@@ -287,16 +290,15 @@ def setup(name):
             ours = GPT(model_config(name))
     except ValueError as e:
         fail(e)
-    flops_per_token = ours.flops_per_token(T)          # Hugging Face's model: the same matmuls as standard
+    step_flops = flops_per_token(ours, T)              # Hugging Face's model: the same matmuls as standard
     raw = (hf_llama() if name == HF else ours).to(device)
     params = [p for p in raw.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=learning_rate, betas=(beta1, beta2), weight_decay=weight_decay,
                                   fused=device_type == 'cuda') if name == HF else \
         raw.configure_optimizers(weight_decay, learning_rate, (beta1, beta2), device_type)
     scaler = torch.amp.GradScaler(device_type, enabled=dtype == 'float16')
-    if name != HF:
-        raw.fused_loss = fused_loss
-    model = torch.compile(raw) if compile else raw
+    model = raw if name == HF else HeadLoss(raw, fused=fused_loss)    # train.py's loss
+    model = torch.compile(model) if compile else model
     g = torch.Generator(device=device).manual_seed(seed)
     tokens = torch.randint(vocab_size, (2, batch_size, T + 1), device=device, generator=g)   # two batches, reused
     batches = [[(d[i:i + micro_batch_size, :-1], d[i:i + micro_batch_size, 1:])
@@ -326,7 +328,7 @@ def setup(name):
     state = [*raw.parameters(), *raw.buffers(),
              *(v for s in optimizer.state.values() for v in s.values() if torch.is_tensor(v))]
     return dict(variant=name, step=step, times=[], cpu_times=[], losses=[], warmup_s=time.perf_counter() - t0,
-                flops_per_token=flops_per_token, trainable_params=n_trainable, params=n_total,
+                flops_per_token=step_flops, trainable_params=n_trainable, params=n_total,
                 state_bytes=sum(t.numel() * t.element_size() for t in state))
 
 

@@ -20,8 +20,9 @@ import numpy as np
 import torch
 
 import tasks
-from common import load_checkpoint, load_weights, resolve_device
+from checkpoint import load_checkpoint, load_weights
 from configurator import configure, fail
+from hardware import resolve_device
 from model import GPT, GPTConfig
 
 out_dir = 'out'

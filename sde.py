@@ -599,8 +599,10 @@ def covariance(ckpt,                  # a checkpoint of train.py (ckpt.pt)
                device='cpu',          # cpu | cuda | cuda:N | mps | auto: where the models run (in float32)
                save=''):              # also write the result as JSON to this path
     """Paper 1, Table 6: token covariance of a checkpoint's model, trained and freshly initialised (its seed)."""
-    from common import load_checkpoint, make_task, resolve_device
+    from checkpoint import load_checkpoint
+    from hardware import resolve_device
     from model import GPT, GPTConfig
+    from runconfig import make_task
     try:
         device, _ = resolve_device(device)
         ck = load_checkpoint(ckpt, keys=('model', 'model_args', 'config'))

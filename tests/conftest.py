@@ -8,7 +8,7 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-# the CPU peak that train.py caches per machine (common.cpu_peak_flops) is measured anew in a cache of the test
+# the CPU peak that train.py caches per machine (hardware.cpu_peak_flops) is measured anew in a cache of the test
 # session's own: a measurement taken while the tests load the machine must not become the user's MFU peak
 os.environ['XDG_CACHE_HOME'] = tempfile.mkdtemp(prefix='pytest-cache-home-')
 

@@ -2,7 +2,7 @@
 and the same mixing matrices, the same outputs to float32 rounding, for the runners this repository follows:
 their sentiment classifier (trainer_classifier.py) for MixiT and the standard model, their depth script's causal
 MixiT language model (depth.py), and their Slurm language-model runner's depth-scaled MixiT (scripts/train.sh).
-Their code is not part of this repository: the tests skip unless results/paper1/authors/fetch.sh has fetched it
+Their code is not part of this repository: the tests skip unless experiments/paper1/authors/fetch.sh has fetched it
 (MIXIT_AUTHORS_DIR, default out/authors/MixiT) and it imports (transformers 4.50-4.52)."""
 
 import importlib
@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import torch
 
+from head_loss import HeadLoss
 from model import GPT, GPTConfig
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -22,7 +23,7 @@ AUTHORS = os.environ.get('MIXIT_AUTHORS_DIR', os.path.join(ROOT, 'out', 'authors
 @pytest.fixture(scope='module')
 def ml():
     if not os.path.isfile(os.path.join(AUTHORS, 'modeling_llama.py')):
-        pytest.skip(f"the authors' code is not at {AUTHORS}: bash results/paper1/authors/fetch.sh")
+        pytest.skip(f"the authors' code is not at {AUTHORS}: bash experiments/paper1/authors/fetch.sh")
     sys.path.insert(0, AUTHORS)
     try:
         return importlib.import_module('modeling_llama')
@@ -80,12 +81,12 @@ def load_theirs(ours, theirs, head):
 
 def classify_both(theirs, ours, x, pad=19):
     """(their pooled logits, ours at the same positions) for token ids x (B, T): their pooling reads the rightmost
-    non-pad token, ours the position whose target is set (any class: scored_only returns logits there)."""
+    non-pad token, ours the position whose target is set (any class: HeadLoss's scored_only returns logits there)."""
     last = (torch.arange(x.shape[1]) * (x != pad)).argmax(-1)
     y = torch.full_like(x, -1)
     y[torch.arange(len(x)), last] = 0
     with torch.no_grad():
-        return theirs(input_ids=x).logits, ours(x, y, scored_only=True)[0]
+        return theirs(input_ids=x).logits, HeadLoss(ours).eval()(x, y, scored_only=True)[0]
 
 
 def test_mixit_classifier_is_theirs(ml):

@@ -143,10 +143,10 @@ def test_train_cuda_without_cuda(tmp_path, monkeypatch, capsys):
 
 
 def test_train_refuses_what_memory_cannot_hold(tmp_path, monkeypatch, capsys):
-    """The estimate (common.memory_estimate) is checked before the model is built: one line with both numbers,
+    """The estimate (run_guard.memory_estimate) is checked before the model is built: one line with both numbers,
     pointing at micro_batch_size."""
-    import common
-    monkeypatch.setattr(common, 'available_memory', lambda device, device_type: 2 ** 10)
+    import run_guard
+    monkeypatch.setattr(run_guard, 'available_memory', lambda device, device_type: 2 ** 10)
     result = run_script('train.py', TINY + ['--max_iters=1', f'--out_dir={tmp_path / "o"}'], monkeypatch, capsys)
     assert_one_line_error(result, 'GiB is available on cpu: lower --micro_batch_size (now 8')
     assert run_script('train.py', TINY + ['--max_iters=1', '--memory_check=False', f'--out_dir={tmp_path / "o"}'],
@@ -577,7 +577,7 @@ def test_data_files_are_checked_against_meta(tmp_path, byte_tokenizer, monkeypat
     assert code == 0, err
 
 
-# ----------------------------------------------------------------------------- results/gpu/paper.sh
+# ----------------------------------------------------------------------------- experiments/gpu/paper.sh
 
 @pytest.mark.parametrize('stage, env, message', [
     ('bogus', {}, "name a stage: sentiment, depth, depth16, addition"),
@@ -604,7 +604,7 @@ def test_paper_sh_names_a_stage_or_setting_it_lacks(stage, env, message, tmp_pat
     """The GPU stages' script rejects a stage or a setting it does not have before it starts any run."""
     logs = tmp_path / 'logs'
     env = script_env(LOGS=str(logs), **env)
-    r = subprocess.run(['bash', 'results/gpu/paper.sh', stage], cwd=ROOT, env=env, capture_output=True, text=True)
+    r = subprocess.run(['bash', 'experiments/gpu/paper.sh', stage], cwd=ROOT, env=env, capture_output=True, text=True)
     assert_one_line_error((r.returncode, r.stdout, r.stderr), message)
     assert not (logs / 'paper1').exists()
 
@@ -618,7 +618,7 @@ def test_sharing_sh_names_a_setting_it_lacks(env, message, tmp_path):
     """The GPU-sharing measurement rejects a mode, a count or a config it cannot use before it starts a run."""
     logs = tmp_path / 'logs'
     env = script_env(LOGS=str(logs), **env)
-    r = subprocess.run(['bash', 'results/gpu/sharing.sh'], cwd=ROOT, env=env, capture_output=True, text=True)
+    r = subprocess.run(['bash', 'experiments/gpu/sharing.sh'], cwd=ROOT, env=env, capture_output=True, text=True)
     assert_one_line_error((r.returncode, r.stdout, r.stderr), message)
     assert not logs.exists()
 
@@ -633,12 +633,11 @@ def test_sharing_sh_names_a_setting_it_lacks(env, message, tmp_path):
 def test_report_names_a_flag_or_run_it_lacks(args, message):
     """The paper-size runs' report takes run-name prefixes, --plot, --pace and --mfu; a flag it lacks, a prefix
     that names no run, a plot it cannot write or an MFU outside (0, 1] is one line."""
-    assert_one_line_error(subprocess_run('results/gpu/report.py', args), message)
+    assert_one_line_error(subprocess_run('-m', ['experiments.gpu.report', *args]), message)
 
 
 def test_report_names_a_log_line_that_is_not_json(tmp_path, capsys):
-    sys.path.insert(0, os.path.join(ROOT, 'results', 'gpu'))
-    import report
+    from experiments.gpu import report
     run = tmp_path / 'paper1' / 'paper' / 'khop_standard_1'
     run.mkdir(parents=True)
     (run / 'log.jsonl').write_text('{"iter": 0, "val_acc": 0.1}\n{"iter": 250, "val_a\n')
@@ -649,9 +648,9 @@ def test_report_names_a_log_line_that_is_not_json(tmp_path, capsys):
 
 
 @pytest.mark.parametrize('args, message', [
-    ([], 'usage: python results/paper1/breakdown.py out_dir/ckpt.pt'),
-    (['--help'], 'usage: python results/paper1/breakdown.py out_dir/ckpt.pt'),
+    ([], 'usage: python -m experiments.paper1.breakdown out_dir/ckpt.pt'),
+    (['--help'], 'usage: python -m experiments.paper1.breakdown out_dir/ckpt.pt'),
     (['no_such_run/ckpt.pt'], 'no_such_run/ckpt.pt does not exist')])
 def test_breakdown_names_a_checkpoint_it_lacks(args, message):
-    """results/paper1/breakdown.py takes one checkpoint; none, a flag or a missing file is one line."""
-    assert_one_line_error(subprocess_run('results/paper1/breakdown.py', args), message)
+    """experiments/paper1/breakdown.py takes one checkpoint; none, a flag or a missing file is one line."""
+    assert_one_line_error(subprocess_run('-m', ['experiments.paper1.breakdown', *args]), message)

@@ -15,7 +15,7 @@ import torch
 import torch._functorch.config
 from torch.utils.flop_counter import FlopCounterMode
 
-from common import partitioner_settings
+from hardware import partitioner_settings
 from model import GPT, GPTConfig, VARIANTS, mixit_matrices
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -81,7 +81,7 @@ def test_mixit_mixing_is_the_broadcast_matmul():
 
 def train_losses(variant, compiled, steps=3, recompute=None):
     """Losses of `steps` AdamW steps of a one-layer model on fixed random tokens, fp32 (so that compiled and eager
-    can agree tightly); compiled under the partitioner settings `recompute` (common.partitioner_settings's
+    can agree tightly); compiled under the partitioner settings `recompute` (hardware.partitioner_settings's
     keywords; torch's defaults when None)."""
     model = tiny(variant, n_layer=1)
     opt = model.configure_optimizers(0.1, 1e-2, (0.9, 0.95), 'cpu')
@@ -238,40 +238,40 @@ def test_bench_against_hugging_face_llama(tmp_path):
 
 
 def fake_matmul_rates(monkeypatch, rates, measured=None):
-    """Make common's CPU matmuls run at rates[dtype] FLOP/s at every size; measured collects (dtype, n) timed."""
-    import common
+    """Make hardware's CPU matmuls run at rates[dtype] FLOP/s at every size; measured collects (dtype, n) timed."""
+    import hardware
 
     def flops(dtype, n, reps=5):
         if measured is not None and reps == 5:            # a timing, not cpu_matmul_size's probe
             measured.append((dtype, n))
         return rates[dtype]
-    monkeypatch.setattr(common, 'cpu_matmul_flops', flops)
+    monkeypatch.setattr(hardware, 'cpu_matmul_flops', flops)
 
 
 def test_cpu_matmul_size_keeps_each_matmul_short(monkeypatch):
     """The full size where a dtype is fast; halved until one matmul takes max_s or less where it is slow (bf16
     without bf16 units: about 1 GFLOP/s), but never below the probe's size."""
-    import common
+    import hardware
     fake_matmul_rates(monkeypatch, {torch.bfloat16: 1e9, torch.float32: 1e11})
-    assert common.cpu_matmul_size(torch.float32, 4096) == 4096               # 1.4 s a matmul
-    assert common.cpu_matmul_size(torch.float32, 4096, max_s=1) == 2048
-    assert common.cpu_matmul_size(torch.bfloat16, 4096) == 1024              # 2.1 s; 2048^3 would take 17 s
-    assert common.cpu_matmul_size(torch.bfloat16, 4096, max_s=2) == 512
-    assert common.cpu_matmul_size(torch.bfloat16, 4096, max_s=0.05) == 256   # the probe's size at least
-    assert common.cpu_matmul_size(torch.bfloat16, 3000) == 750
-    assert common.cpu_matmul_size(torch.bfloat16, 64) == 64
+    assert hardware.cpu_matmul_size(torch.float32, 4096) == 4096               # 1.4 s a matmul
+    assert hardware.cpu_matmul_size(torch.float32, 4096, max_s=1) == 2048
+    assert hardware.cpu_matmul_size(torch.bfloat16, 4096) == 1024              # 2.1 s; 2048^3 would take 17 s
+    assert hardware.cpu_matmul_size(torch.bfloat16, 4096, max_s=2) == 512
+    assert hardware.cpu_matmul_size(torch.bfloat16, 4096, max_s=0.05) == 256   # the probe's size at least
+    assert hardware.cpu_matmul_size(torch.bfloat16, 3000) == 750
+    assert hardware.cpu_matmul_size(torch.bfloat16, 64) == 64
 
 
 def test_auto_cpu_dtype_picks_the_faster_matmul(monkeypatch):
-    import common
+    import hardware
     for bf16, fp32, expected in [(8e11, 2e11, 'bfloat16'), (1.9e11, 3.6e11, 'float32'), (1e9, 1e11, 'float32')]:
         measured = []
         fake_matmul_rates(monkeypatch, {torch.bfloat16: bf16, torch.float32: fp32}, measured)
-        assert common.auto_cpu_dtype() == (expected, bf16, fp32)
+        assert hardware.auto_cpu_dtype() == (expected, bf16, fp32)
         size = 1024 if bf16 > 1e10 else 256                  # both dtypes timed at one size: the slower's
         assert measured == [(torch.bfloat16, size), (torch.float32, size)]
     monkeypatch.undo()
-    name, bf16, fp32 = common.auto_cpu_dtype(n=256)   # measured here: a valid choice that matches its numbers
+    name, bf16, fp32 = hardware.auto_cpu_dtype(n=256)   # measured here: a valid choice that matches its numbers
     assert bf16 > 0 and fp32 > 0 and name == ('bfloat16' if bf16 > fp32 else 'float32')
 
 
@@ -279,32 +279,32 @@ def test_cpu_peak_is_measured_once_per_machine_and_dtype(monkeypatch, tmp_path):
     """train.py's MFU peak: measured the first time, then read from the cache, so two runs' MFU use one peak;
     another dtype is another measurement, at a smaller size where it is slow; an unreadable cache entry or an
     unwritable cache is measured again, and the source says so."""
-    import common
+    import hardware
     measured = []
     monkeypatch.setenv('XDG_CACHE_HOME', str(tmp_path))
     fake_matmul_rates(monkeypatch, {torch.float32: 1e11, torch.bfloat16: 1e9}, measured)
-    first, second = common.cpu_peak_flops('float32'), common.cpu_peak_flops('float32')
+    first, second = hardware.cpu_peak_flops('float32'), hardware.cpu_peak_flops('float32')
     assert first[0] == second[0] == 1e11 and measured == [(torch.float32, 2048)]
     assert first[1].startswith('2048^3 float32') and 'measured now and cached' in first[1]
     assert second[1].startswith('2048^3 float32') and 'measured now' not in second[1]
-    bf16 = common.cpu_peak_flops('bfloat16')
+    bf16 = hardware.cpu_peak_flops('bfloat16')
     assert bf16[0] == 1e9 and measured[-1] == (torch.bfloat16, 1024) and bf16[1].startswith('1024^3 bfloat16')
-    assert common.cpu_peak_flops('bfloat16')[1].startswith('1024^3 bfloat16') and len(measured) == 2  # cached
-    assert common.peak_flops('cpu', 'cpu', 'float32')[0] == 1e11 and len(measured) == 2
+    assert hardware.cpu_peak_flops('bfloat16')[1].startswith('1024^3 bfloat16') and len(measured) == 2  # cached
+    assert hardware.peak_flops('cpu', 'cpu', 'float32')[0] == 1e11 and len(measured) == 2
     (tmp_path / 'learned-transformer' / 'cpu_peak.json').write_text('not json')   # a broken cache: measured again
-    assert common.cpu_peak_flops('float32')[0] == 1e11 and len(measured) == 3
+    assert hardware.cpu_peak_flops('float32')[0] == 1e11 and len(measured) == 3
     key = next(iter(json.loads((tmp_path / 'learned-transformer' / 'cpu_peak.json').read_text())))
     (tmp_path / 'learned-transformer' / 'cpu_peak.json').write_text(json.dumps({key: 1e11}))   # an entry without n
-    assert common.cpu_peak_flops('float32')[0] == 1e11 and len(measured) == 4
+    assert hardware.cpu_peak_flops('float32')[0] == 1e11 and len(measured) == 4
     monkeypatch.setenv('XDG_CACHE_HOME', str(tmp_path / 'file'))
     (tmp_path / 'file').write_text('')                                          # the cache's folder cannot exist
-    flops, source = common.cpu_peak_flops('float32')
+    flops, source = hardware.cpu_peak_flops('float32')
     assert flops == 1e11 and 'not cached' in source and len(measured) == 5
 
 
 FAULTS = """
 import resource, sys, torch
-from common import keep_freed_memory
+from hardware import keep_freed_memory
 applied = keep_freed_memory() if sys.argv[1] == 'keep' else False
 faults = []
 for _ in range(8):                                  # a 64 MiB block allocated and freed, as a training step does
@@ -334,7 +334,7 @@ def test_keep_freed_memory_reuses_pages():
 def test_resident_peak_sees_a_freed_block():
     """A 256 MiB tensor written and freed inside the block: its pages are in the sampled peak, not in the resident
     set after it (glibc maps a block this large afresh and unmaps it on free)."""
-    from common import ResidentPeak, release_free_memory, resident_bytes
+    from hardware import ResidentPeak, release_free_memory, resident_bytes
     release_free_memory()
     with ResidentPeak(interval=0.001) as rss:
         block = torch.ones(256, 2**20, dtype=torch.uint8)
@@ -346,7 +346,7 @@ def test_resident_peak_sees_a_freed_block():
 
 KEPT = """
 import torch
-from common import keep_freed_memory, release_free_memory, resident_bytes
+from hardware import keep_freed_memory, release_free_memory, resident_bytes
 assert keep_freed_memory()
 torch.ones(256, 2**20, dtype=torch.uint8)            # 256 MiB written and freed: kept in the heap
 kept = resident_bytes()

@@ -6,7 +6,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-import common
+import runconfig
 import tasks
 
 
@@ -188,9 +188,9 @@ def test_modular_addition_pair_format_is_the_authors_layout():
         assert np.all(yp[:, [0, 2]] == -1) and np.array_equal(ye[:, 2], yp[:, 1])
     assert pair.causal_only
     shape = dict(n_layer=1, n_head=1, n_embd=8)
-    assert common.model_args(shape, pair)['block_size'] == 3
+    assert runconfig.model_args(shape, pair)['block_size'] == 3
     with pytest.raises(ValueError, match='causal=False'):
-        common.model_args(dict(shape, causal=False), pair)
+        runconfig.model_args(dict(shape, causal=False), pair)
     with pytest.raises(ValueError, match="'equals' or 'pair'"):
         tasks.make_task('modular_addition', p=11, format='sum')
 

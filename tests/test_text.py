@@ -17,7 +17,7 @@ import regex
 import tiktoken
 import torch
 
-import common
+import runconfig
 import tasks
 import text_data
 from configurator import run_command
@@ -350,10 +350,10 @@ def test_sentiment_as_the_authors_classifier(enc, tmp_path):
     compact = tasks.make_task('sentiment', data_dir=data, block_size=T, padding='right', label='class', bos=True,
                               compact_vocab=True)
     assert compact.pad_id == compact.vocab_size - 1 and compact.test[1].max() == 1
-    args = common.model_args(dict(n_layer=1, n_head=2, n_embd=8, causal=False), task)
+    args = runconfig.model_args(dict(n_layer=1, n_head=2, n_embd=8, causal=False), task)
     assert (args['n_class'], args['pad_id'], args['block_size']) == (2, task.pad_id, T)
     with pytest.raises(ValueError, match='n_class'):                    # the task's to set, not a config's
-        common.model_args(dict(n_layer=1, n_head=2, n_embd=8, n_class=3), task)
+        runconfig.model_args(dict(n_layer=1, n_head=2, n_embd=8, n_class=3), task)
     with pytest.raises(ValueError, match='label'):
         tasks.make_task('sentiment', data_dir=data, block_size=T, label='word')
 

@@ -160,10 +160,10 @@ def test_log_line_has_mfu_from_tokens_per_second(tmp_path):
 def test_a_cached_cpu_peak_below_the_achieved_rate_is_doubted(tmp_path):
     """A peak cached while other jobs held the cores (here 1 FLOP/s) gives MFU above 100%: the run says so once,
     naming the cache file to delete."""
-    import common
+    import hardware
     cache = tmp_path / 'cache'
     os.makedirs(cache / 'learned-transformer')
-    key = f'{common.cpu_model()} | torch {torch.__version__} | float32 | 1 thread(s) | 2048^3'
+    key = f'{hardware.cpu_model()} | torch {torch.__version__} | float32 | 1 thread(s) | 2048^3'
     (cache / 'learned-transformer' / 'cpu_peak.json').write_text(json.dumps({key: {'flops': 1.0, 'n': 2048}}))
     r = subprocess.run([sys.executable, 'train.py', *TINY, '--max_iters=3', f'--out_dir={tmp_path / "run"}'],
                        cwd=ROOT, capture_output=True, text=True,

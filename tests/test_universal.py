@@ -310,7 +310,7 @@ def test_run_one_continues_a_stopped_run_exactly(tmp_path):
 
 def test_a_sparse_run_resumes_from_its_embeddings_alone(tmp_path):
     """train.py --construction=sparse --checkpoint_frozen=False: ckpt.pt holds E, U and the positions, not the
-    construction's R_Q, R_K, R_V; common.model_from_checkpoint rebuilds every weight of it (a changed frozen
+    construction's R_Q, R_K, R_V; checkpoint.model_from_checkpoint rebuilds every weight of it (a changed frozen
     fingerprint is refused), and resumed, the run writes the construction again and logs the uninterrupted run's
     losses."""
     import json
@@ -331,16 +331,18 @@ def test_a_sparse_run_resumes_from_its_embeddings_alone(tmp_path):
     ckpt = torch.load(tmp_path / 'part' / 'ckpt.pt', map_location='cpu', weights_only=True)
     assert set(ckpt['model']) == {'transformer.wte.weight', 'transformer.wpe.weight', 'lm_head.weight'}
     assert 'transformer.h.1.attn.c_k.weight' in ckpt['frozen']
-    from common import load_checkpoint, model_from_checkpoint           # every weight back, for evaluating
+    from checkpoint import load_checkpoint, model_from_checkpoint       # every weight back, for evaluating
     train(tmp_path / 'every', '--max_iters=4', '--checkpoint_frozen=True')
     path = str(tmp_path / 'part' / 'ckpt.pt')
-    rebuilt = model_from_checkpoint(load_checkpoint(path, keys=('model', 'model_args', 'config'), trained_only=True),
-                                    path).state_dict()
+    ckpt = load_checkpoint(path, keys=('model', 'model_args', 'config'), trained_only=True)
+    with pytest.raises(ValueError, match="paper 2's 'sparse' construction"):     # no construction passed in
+        model_from_checkpoint(ckpt, path)
+    rebuilt = model_from_checkpoint(ckpt, path, construct=u.write_construction).state_dict()
     every = torch.load(tmp_path / 'every' / 'ckpt.pt', map_location='cpu', weights_only=True)['model']
     assert rebuilt.keys() == every.keys() and all(torch.equal(rebuilt[k], every[k]) for k in every)
     ckpt['frozen']['transformer.h.1.attn.c_k.weight'] = '0' * 64
     with pytest.raises(ValueError, match='transformer.h.1.attn.c_k.weight'):
-        model_from_checkpoint(ckpt, path)
+        model_from_checkpoint(ckpt, path, construct=u.write_construction)
     resumed = train(tmp_path / 'part', '--max_iters=8', '--init_from=resume')
     assert sorted(resumed) == list(range(1, 9))
     for it in range(5, 9):

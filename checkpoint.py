@@ -1,0 +1,279 @@
+"""
+A run's files in its out_dir, read and written so that no fault loses work: ckpt.pt (all that resuming needs),
+ckpt_best.pt (the best weights so far), log.jsonl and train_log.jsonl. Every file is replaced atomically (a kill
+at any moment leaves the old one or the new one), a failed write says so in one line and keeps the old file, a
+resumed run cuts the logs back to its checkpoint's iteration and takes the checkpoint's config, and a checkpoint
+of the trained weights only has its frozen ones rebuilt and checked against their fingerprints.
+"""
+
+import errno
+import hashlib
+import json
+import os
+from dataclasses import fields
+
+import torch
+
+from configurator import fail
+from model import GPT, GPTConfig
+
+RUN_FILES = ('ckpt.pt', 'ckpt_best.pt', 'log.jsonl', 'train_log.jsonl')   # what makes an out_dir hold a run
+MODEL_KEYS = [f.name for f in fields(GPTConfig)] + ['construction']
+TASK_KEYS = ['task', 'task_seed', 'fixed_train', 'train_on_test', 'n_train', 'n_test']
+
+# ----------------------------------------------------------------------------- reading
+
+def load_checkpoint(path, keys=('model', 'model_args'), trained_only=False):
+    """The dict that train.py saved at path (ckpt.pt or ckpt_best.pt), loaded onto the CPU with
+    torch.load(weights_only=True): tensors and plain values only, nothing in the file is executed. keys: what
+    it must hold; trained_only: whether a ckpt.pt of only the trained weights (train.py checkpoint_frozen=False;
+    its 'frozen' holds the others' frozen_fingerprint) will do, as for resuming. Raises ValueError, one line
+    naming the file, when the file is missing, a folder, empty, truncated, not a torch file, lacks one of keys,
+    or holds only the trained weights where trained_only is False."""
+    if not os.path.exists(path):
+        raise ValueError(f"{path} does not exist")
+    if not os.path.isfile(path):
+        raise ValueError(f"{path} is not a file")
+    if os.path.getsize(path) == 0:
+        raise ValueError(f"{path} is empty (0 bytes), not a checkpoint")
+    try:
+        obj = torch.load(path, map_location='cpu', weights_only=True)
+    except Exception as e:     # zip / pickle / EOF errors of a truncated or foreign file
+        raise ValueError(f"{path} is not a readable checkpoint (truncated, or not a torch file: "
+                         f"{type(e).__name__})") from None
+    missing = [k for k in keys if not isinstance(obj, dict) or k not in obj]
+    if missing:
+        raise ValueError(f"{path} is not a checkpoint of train.py (it has no {missing[0]!r})")
+    if 'frozen' in obj and not trained_only:
+        raise ValueError(f"{path} holds only the trained weights (a run with checkpoint_frozen=False): use the "
+                         f"ckpt_best.pt beside it, or train on from it with --init_from=resume")
+    return obj
+
+
+def load_weights(model, state_dict, path, without=()):
+    """model.load_state_dict(state_dict) (weights read from path); without: names of the model's weights that
+    state_dict leaves out (a ckpt.pt's frozen ones), which keep their values. Raises ValueError naming path and
+    the first weight that is missing, extra or of another shape."""
+    if not isinstance(state_dict, dict) or not all(isinstance(v, torch.Tensor) for v in state_dict.values()):
+        raise ValueError(f"{path} holds no weights (a state_dict, or a checkpoint with one under 'model')")
+    own = {name: t for name, t in model.state_dict().items() if name not in without}
+    for key, value in own.items():
+        if key not in state_dict:
+            raise ValueError(f"{path} does not fit this model: it has no {key}")
+        if state_dict[key].shape != value.shape:
+            raise ValueError(f"{path} does not fit this model: {key} is {tuple(state_dict[key].shape)} there, "
+                             f"{tuple(value.shape)} here")
+    extra = [k for k in state_dict if k not in own]
+    if extra:
+        raise ValueError(f"{path} does not fit this model: it has {extra[0]}, which this model has not")
+    model.load_state_dict(state_dict, strict=not without)
+
+
+def load_weights_file(model, path):
+    """Load the weights in path (a state_dict, or a ckpt.pt / ckpt_best.pt, whose 'model' is taken) into model
+    (train.py's --init_from=<file>). Raises ValueError naming path (load_checkpoint, load_weights)."""
+    weights = load_checkpoint(path, keys=())
+    if isinstance(weights, dict) and isinstance(weights.get('model'), dict):
+        weights = weights['model']
+    load_weights(model, weights, path)
+
+
+def frozen_fingerprint(model):
+    """{name: SHA-256 of the tensor's bytes} for every parameter with requires_grad False (a frozen weight, which
+    the optimizer never sees): what a ckpt.pt without them (train.py checkpoint_frozen=False) keeps, so that a
+    resumed run can check the weights it rebuilds from the config."""
+    return {name: hashlib.sha256(p.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy()).hexdigest()
+            for name, p in model.named_parameters() if not p.requires_grad}
+
+
+def frozen_mismatch(frozen, model):
+    """The names, sorted, of the frozen weights whose fingerprint in model differs from frozen (a ckpt.pt's
+    'frozen', from frozen_fingerprint), or that only one of the two has: [] when the rebuilt weights are the run's."""
+    rebuilt = frozen_fingerprint(model)
+    return sorted(name for name in frozen.keys() | rebuilt.keys() if frozen.get(name) != rebuilt.get(name))
+
+
+def restore(model, checkpoint, path, construct=None):
+    """Put the weights of checkpoint (read from path) into model, a GPT built from its model_args right after
+    torch.manual_seed of its config's seed. A ckpt.pt of the trained weights only (checkpoint_frozen=False: its
+    'frozen' holds the others' frozen_fingerprint) keeps model's own frozen weights, drawn again by that seed and,
+    when the config names paper 2's construction, written by construct(model, construction) (universal.py's
+    write_construction: passed in, so that this module imports no paper's script). Raises ValueError naming path
+    when the weights do not fit the model, or the frozen ones rebuilt differ from the run's."""
+    frozen, construction = checkpoint.get('frozen'), checkpoint['config'].get('construction')
+    if frozen is not None and construction:
+        if construct is None:
+            raise ValueError(f"{path}: its frozen weights are paper 2's {construction!r} construction, which this "
+                             f"script cannot write (universal.write_construction)")
+        construct(model, construction)
+    load_weights(model, checkpoint['model'], path, without=frozen or ())
+    differ = frozen_mismatch(frozen, model) if frozen is not None else []
+    if differ:
+        more = f' and {len(differ) - 1} more' if len(differ) > 1 else ''
+        raise ValueError(f"{path} holds only the trained weights, and the frozen ones rebuilt from its config "
+                         f"differ from the run's ({differ[0]}{more}): another torch version or construction?")
+
+
+def model_from_checkpoint(checkpoint, path, construct=None):
+    """The GPT (on the CPU, in eval mode) that a train.py checkpoint read from path holds, every weight in place
+    (restore, with construct for paper 2's constructions): checkpoint is load_checkpoint(path, keys=('model',
+    'model_args', 'config'), trained_only=True). The caller's random state is left as it was. Raises ValueError
+    naming path (restore)."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(checkpoint['config'].get('seed', 1337))
+        model = GPT(GPTConfig(**checkpoint['model_args']))
+    restore(model, checkpoint, path, construct)
+    return model.eval()
+
+
+# ----------------------------------------------------------------------------- resuming
+
+
+def run_keys(cfg):
+    """The keys of a config that fix its run's task and model ('task' first): TASK_KEYS, the `<task>_*` keys
+    of its task, every GPTConfig field (block_size included) and construction. A resumed run may not change
+    them; every other key (schedule, intervals, batch and its split, device, dtype, ...) may change."""
+    prefix = f"{cfg.get('task')}_"
+    return TASK_KEYS + [k for k in cfg if k.startswith(prefix)] + MODEL_KEYS
+
+
+def shown(value):
+    return ','.join(map(str, value)) if isinstance(value, tuple) else str(value)
+
+
+def resume(out_dir, config, given):
+    """The checkpoint out_dir/ckpt.pt, loaded to continue its run, with config (train.py's, a dict) changed in
+    place to continue the checkpoint's: every key that the command line (config files and flags; given maps each
+    key it set to 'flag' or its file) leaves alone takes the checkpoint's value, except init_from, out_dir and
+    overwrite. Raises ValueError, one line, when there is no readable checkpoint, a run key (run_keys) is given
+    a value other than the checkpoint's, or max_iters is before the checkpoint's iteration."""
+    path = os.path.join(out_dir, 'ckpt.pt')
+    if not os.path.isfile(path):
+        logs = [n for n in RUN_FILES[2:] if os.path.isfile(os.path.join(out_dir, n))]
+        raise ValueError(f"init_from='resume' but there is no checkpoint at {path}" +
+                         (f" (only {', '.join(logs)}: start again with --overwrite=True)" if logs else ''))
+    checkpoint = load_checkpoint(path, keys=('model', 'model_args', 'optimizer', 'scaler', 'iter_num',
+                                             'best_val_loss', 'config', 'data_rng', 'torch_rng'), trained_only=True)
+    saved = checkpoint['config']
+    for key in [k for k in run_keys(saved) if k in given] + [k for k in saved if k not in given]:
+        if key not in saved or key not in config or key in ('init_from', 'out_dir', 'overwrite'):
+            continue                                  # a key of an older or newer train.py: nothing to compare
+        if key in given and config[key] != saved[key]:
+            source = f"--{key}={shown(config[key])}" if given[key] == 'flag' else \
+                f"{key}={shown(config[key])} (in {given[key]})"
+            raise ValueError(f"{source} contradicts the checkpoint in {out_dir} ({key}={shown(saved[key])})")
+        config[key] = saved[key]
+    if config['max_iters'] < checkpoint['iter_num']:
+        raise ValueError(f"--max_iters={config['max_iters']} is before the checkpoint in {out_dir} "
+                         f"(iteration {checkpoint['iter_num']})")
+    return checkpoint
+
+
+def same_model(checkpoint, model_args, out_dir):
+    """checkpoint's model_args, after checking that the task gives the same value for every key both have (the
+    same keys give the same shape unless the data changed: a vocabulary, a sequence length). Raises ValueError."""
+    for key, value in checkpoint['model_args'].items():
+        if key in model_args and model_args[key] != value:
+            raise ValueError(f"{out_dir}: the task now gives {key}={model_args[key]} but the checkpoint has "
+                             f"{key}={value} (has its data changed?)")
+    return checkpoint['model_args']
+
+
+def restore_training_state(checkpoint, path, optimizer, scaler):
+    """Load checkpoint's optimizer and GradScaler states and torch's RNG state, and return its data state (the
+    training stream's RNG state, the examples gone through). Raises ValueError naming path when they do not fit."""
+    try:
+        optimizer.load_state_dict(checkpoint['optimizer'])
+        scaler.load_state_dict(checkpoint['scaler'])
+        torch.set_rng_state(checkpoint['torch_rng'])
+        return checkpoint['data_rng'], checkpoint.get('data_start', 0)
+    except (ValueError, KeyError, TypeError, RuntimeError) as e:
+        raise ValueError(f"{path}: its optimizer or random state does not fit this run ({type(e).__name__}: "
+                         f"{(str(e).splitlines() or [''])[0][:100]})") from None
+
+
+def start_logs(out_dir, resumed_at=None, evaluates_then=False):
+    """A new run (resumed_at None) removes every file of an old one from out_dir; a run resumed at iteration
+    resumed_at cuts its logs back to it (log.jsonl to the iteration before, when the loop evaluates at
+    resumed_at again: its record is written anew)."""
+    if resumed_at is None:
+        for name in RUN_FILES + tuple(n + '.tmp' for n in RUN_FILES):
+            if os.path.isfile(os.path.join(out_dir, name)):
+                os.remove(os.path.join(out_dir, name))
+        return
+    cut_log(os.path.join(out_dir, 'log.jsonl'), resumed_at - 1 if evaluates_then else resumed_at)
+    cut_log(os.path.join(out_dir, 'train_log.jsonl'), resumed_at)
+
+
+# ----------------------------------------------------------------------------- writing
+
+
+def write_atomically(path, write):
+    """write(f) into path + '.tmp', fsync, rename onto path, fsync the folder: a kill at any moment leaves
+    either the old file or the new one, never a partial one. A failed write (a full disk, a folder made
+    read-only) removes the .tmp, keeps the old file and fail()s naming the path and the error."""
+    tmp = path + '.tmp'
+    try:
+        with open(tmp, 'wb') as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+        dir_fd = os.open(os.path.dirname(path) or '.', os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    except (OSError, RuntimeError) as e:     # torch.save reports a short write as RuntimeError
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        fail(f"cannot write {path}: {write_error(e)}; {os.path.basename(path)} is as before")
+
+
+def write_error(e):
+    """What went wrong in a failed write, in words: the errno's name and text, or torch's one line."""
+    if isinstance(e, OSError) and e.errno:
+        return f"{errno.errorcode.get(e.errno, e.errno)} ({e.strerror})"
+    return str(e).strip().splitlines()[-1][:200] + ' (a full disk?)'
+
+
+def save(path, model, trained_only=False, **state):
+    """Write state and model's weights (under 'model') to path atomically (write_atomically): from the
+    uncompiled, unwrapped model, so no '_orig_mod.' prefix. trained_only: only the trained weights, and under
+    'frozen' the others' fingerprints (a mostly frozen model, paper 2's or the random transformer, then fits in
+    a few MB; restore rebuilds them)."""
+    weights = model.state_dict()
+    hashes = frozen_fingerprint(model) if trained_only else {}    # {}: nothing is frozen, keep all
+    if hashes:
+        state.update(model={k: v for k, v in weights.items() if k not in hashes}, frozen=hashes)
+    else:
+        state.update(model=weights)
+    write_atomically(path, lambda f: torch.save(state, f))
+
+
+def append_jsonl(path, record):
+    """Append record as one JSON line to path; fail() naming the file when it cannot be written."""
+    try:
+        with open(path, 'a') as f:
+            f.write(json.dumps(record) + '\n')
+    except OSError as e:
+        fail(f"cannot write {path}: {write_error(e)}")
+
+
+def cut_log(path, last_iter):
+    """Keep only the records of the log at path with iter <= last_iter (and drop a line cut short by a kill, and
+    the record of a stop by a signal), so that a resumed run's records follow its checkpoint's without repeating
+    an iteration."""
+    if not os.path.isfile(path):
+        return
+    kept = []
+    with open(path) as f:
+        for line in f:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if (isinstance(record, dict) and isinstance(record.get('iter'), int) and record['iter'] <= last_iter
+                    and 'stopped' not in record):      # a run that was stopped and goes on
+                kept.append(line if line.endswith('\n') else line + '\n')
+    write_atomically(path, lambda f: f.write(''.join(kept).encode()))

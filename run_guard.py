@@ -1,0 +1,111 @@
+"""
+What keeps a run safe from the outside: one run per out_dir (a lock), a stop asked by a signal saving the run
+after its step, and a model that would not fit refused before it is built.
+"""
+
+import os
+import signal
+import sys
+
+import torch
+
+from hardware import available_memory
+from head_loss import loss_chunk_rows
+from model import GPT
+
+_locks = {}                     # folder (real path) -> its open lock file, for this process's life
+
+
+def lock_dir(path):
+    """Make the folder path and hold an exclusive lock on path/.lock (fcntl.flock) until the process ends, however
+    it ends (the OS lets go), so that no two runs write one out_dir; the lock file holds the holder's PID. A
+    folder this process locked before (a run started again in the same process) is locked anew. Raises
+    ValueError naming the holder's PID when another process holds it, or naming the folder when it cannot be
+    made or written."""
+    import fcntl
+    key = os.path.realpath(path)
+    if key in _locks:
+        _locks.pop(key).close()
+    try:
+        os.makedirs(path, exist_ok=True)
+        lock = open(os.path.join(path, '.lock'), 'a+')
+    except OSError as e:
+        raise ValueError(f"cannot write in --out_dir={path}: {e.strerror}") from None
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        lock.seek(0)
+        holder = lock.read().strip() or 'unknown'
+        lock.close()
+        raise ValueError(f"--out_dir={path} is in use by another run (PID {holder}); wait for it to end, or choose "
+                         f"another out_dir") from None
+    lock.truncate(0)
+    lock.write(f'{os.getpid()}\n')
+    lock.flush()
+    _locks[key] = lock
+
+
+class StopSignals:
+    """Context manager: while it is open, SIGINT, SIGTERM (Ctrl-C, a scheduler's preemption) and SIGHUP (a closed
+    terminal; left ignored where it was, as under nohup) ask the run to stop after the step under way: `signum` is
+    the first such signal (0 while none has come), and a second exits at once with 128 + signum. The handlers
+    that were there before are put back on exit."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+    def __enter__(self):
+        self.signum = 0
+        self.before = {sig: signal.getsignal(sig) for sig in self.SIGNALS}
+        for sig, handler in self.before.items():
+            if not (sig == signal.SIGHUP and handler is signal.SIG_IGN):
+                signal.signal(sig, self.request)
+        return self
+
+    def request(self, signum, frame):
+        if self.signum:
+            os._exit(128 + signum)
+        self.signum = signum
+        print(f"{signal.Signals(signum).name}: stopping after this step, with ckpt.pt saved (again: exit at once)",
+              file=sys.stderr, flush=True)
+
+    def __exit__(self, *exc):
+        for sig, handler in self.before.items():
+            signal.signal(sig, handler)
+
+
+def memory_estimate(config, micro_batch_size, T, dtype, device_type):
+    """Rough bytes a training step of the model of GPTConfig config holds at its peak, as (total, {part: bytes}):
+    fp32 weights and buffers; per trainable parameter a gradient and AdamW's two moments (12 bytes), plus a
+    16-bit copy of the weights under autocast (dtype bfloat16 / float16); activations kept for the backward of
+    one micro-batch of micro_batch_size * T tokens, (34 n_embd + n_head T) values per token and layer
+    (Korthikanti et al. 2022, with attention scores) at 2 bytes for bf16/fp16 and 4 for fp32 (8 for float64,
+    whose weights are 8 bytes too); and the output layer's (head_loss.ChunkedHeadLoss): one chunk's logits and their
+    fp32 log-softmax, and under autocast W's 16-bit copy and a chunk's W gradient in 16 and 32 bits. An upper
+    estimate (bench.py's step_memory measures it). Raises ValueError for an impossible shape."""
+    with torch.device('meta'):                   # shapes only: nothing allocated
+        model = GPT(config)
+    trainable, total = model.num_params()
+    buffers = sum(b.numel() * b.element_size() for b in model.buffers())
+    act = {'float32': 4, 'float64': 8}.get(dtype, 2)
+    word = 8 if dtype == 'float64' else 4
+    tokens, vocab = micro_batch_size * T, model.lm_head.out_features
+    rows = min(tokens, loss_chunk_rows(vocab, device_type))
+    parts = dict(weights=word * total + buffers + (2 * total if act == 2 else 0), optimizer=3 * word * trainable,
+                 activations=tokens * config.n_layer * (34 * config.n_embd + config.n_head * T) * act,
+                 head=rows * vocab * (act + word) + (vocab * config.n_embd * 6 if act == 2 else 0))
+    return sum(parts.values()), parts
+
+
+def check_memory(config, micro_batch_size, T, dtype, device, device_type, batch_size):
+    """Raise ValueError, one line with both numbers and what to lower, when a training step of the GPTConfig
+    config at micro_batch_size x T tokens (memory_estimate; times the processes on this host on a CPU, where
+    they share its RAM) needs more than the device has free (hardware.available_memory)."""
+    need, parts = memory_estimate(config, micro_batch_size, T, dtype, device_type)
+    need *= int(os.environ.get('LOCAL_WORLD_SIZE', 1)) if device_type == 'cpu' else 1
+    have = available_memory(device, device_type)
+    if have is not None and need > have:
+        raise ValueError(f"this model and micro-batch need about {need / 2**30:.1f} GiB ("
+                         f"{', '.join(f'{k} {v / 2**30:.1f}' for k, v in parts.items())} GiB per process) but "
+                         f"{have / 2**30:.1f} GiB is available on {device}: lower --micro_batch_size (now "
+                         f"{micro_batch_size}; the global batch stays {batch_size}), or the model "
+                         f"(--memory_check=False tries anyway)")

@@ -1,0 +1,89 @@
+"""
+A train.py config, resolved: the task it names (tasks.py) and its model's GPTConfig arguments (model.py), as
+train.py, bench.py, sample.py and sde.py build them.
+"""
+
+import os
+from dataclasses import fields
+
+import tasks
+from model import GPTConfig
+
+
+def make_task(config, n_test=None):
+    """The task a train.py config names: config['task'] with its `<task>_*` keys, task_seed, fixed_train,
+    train_on_test, and n_train / n_test when non-zero (n_test given here wins: bench.py needs only the task's
+    shape). Raises ValueError (an unknown task or setting) or tasks.DataError (data not prepared)."""
+    name = config['task']
+    args = {k[len(name) + 1:]: v for k, v in config.items() if k.startswith(name + '_')}
+    args.update(seed=config.get('task_seed', 0), fixed_train=config.get('fixed_train', False))
+    args.update({k: config[k] for k in ('n_train', 'n_test') if config.get(k)})
+    if n_test is not None:
+        args['n_test'] = n_test
+    task = tasks.make_task(name, **args)
+    task.train_on_test = task.train_on_test or bool(config.get('train_on_test', False))
+    return task
+
+
+def check_shape(config):
+    """Raise ValueError naming the first of config's model-size keys (n_layer, n_head, n_embd >= 1; head_dim,
+    block_size >= 0; vocab_size >= 1) that is out of range."""
+    for key, low in (('n_layer', 1), ('n_head', 1), ('n_embd', 1), ('head_dim', 0), ('block_size', 0),
+                     ('vocab_size', 1)):
+        if key in config and config[key] < low:
+            raise ValueError(f"--{key} must be >= {low}, got {config[key]}")
+
+
+def model_args(config, task):
+    """GPTConfig keyword arguments from the keys of config that name its fields; the task fixes vocab_size,
+    n_class and pad_id (a config may only repeat them), and block_size 0 means the task's sequence length.
+    Raises ValueError when block_size is below the task's sequence length, n_class or pad_id differ from the
+    task's, a size is out of range (check_shape), or causal=False meets a task whose inputs hold its answers."""
+    check_shape({k: v for k, v in config.items() if k != 'vocab_size'})
+    args = {f.name: config[f.name] for f in fields(GPTConfig) if f.name in config}
+    fixed = dict(vocab_size=task.vocab_size, n_class=task.n_class, pad_id=task.pad_id)
+    for key, default in (('n_class', 0), ('pad_id', -1)):
+        if args.get(key, default) not in (default, fixed[key]):
+            raise ValueError(f"--{key} is the task's ({fixed[key]} here), got {args[key]}")
+    args.update(fixed, block_size=config.get('block_size') or task.block_size)
+    if task.block_size > args['block_size']:
+        raise ValueError(f"the task's sequences have length {task.block_size} > block_size={args['block_size']}")
+    if task.causal_only and not args.get('causal', True):
+        raise ValueError(f"--causal=False: {task.name}'s inputs hold each answer after the position that predicts "
+                         f"it, so a non-causal model would read it")
+    return args
+
+
+def check_train_flags(c):
+    """Raise ValueError naming the first of train.py's settings c (a dict) that is out of range."""
+    positive = ('batch_size', 'eval_interval', 'log_interval', 'eval_iters')
+    non_negative = ('max_iters', 'micro_batch_size', 'eval_batch_size', 'n_train', 'n_test', 'warmup_iters',
+                    'lr_decay_iters', 'weight_decay', 'grad_clip', 'seed', 'task_seed', 'checkpoint_interval',
+                    'prefetch')
+    for key in positive:
+        if c[key] < 1:
+            raise ValueError(f"--{key} must be >= 1, got {c[key]}")
+    for key in non_negative:
+        if (c[key] or 0) < 0:
+            raise ValueError(f"--{key} must be >= 0, got {c[key]}")
+    choices = dict(lr_schedule=('cosine', 'linear'), train_order=('replacement', 'epochs'),
+                   ddp_backend=('', 'nccl', 'gloo'), construction=('', 'sparse', 'looped'))
+    ranges = dict(learning_rate=(c['learning_rate'] > 0, '> 0'),
+                  activation_memory_budget=(0 <= c['activation_memory_budget'] <= 1, 'in [0, 1]'),
+                  min_lr_ratio=(0 <= c['min_lr_ratio'] <= 1, 'in [0, 1]'),
+                  beta1=(0 <= c['beta1'] < 1, 'in [0, 1)'), beta2=(0 <= c['beta2'] < 1, 'in [0, 1)'))
+    for key, (ok, what) in ranges.items():
+        if not ok:
+            raise ValueError(f"--{key} must be {what}, got {c[key]}")
+    for key, allowed in choices.items():
+        if c[key] not in allowed:
+            raise ValueError(f"--{key} must be {', '.join(map(repr, allowed[:-1]))} or {allowed[-1]!r}, "
+                             f"got {c[key]!r}")
+    out_dir, init_from = c['out_dir'], c['init_from']
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise ValueError(f"--out_dir={out_dir} is a file, not a folder")
+    if init_from == 'resume' and c['overwrite']:
+        raise ValueError("--overwrite=True starts a new run; it cannot go with --init_from=resume")
+    if init_from not in ('scratch', 'resume') and not os.path.isfile(init_from):
+        raise ValueError(f"--init_from must be 'scratch', 'resume' or a weights file; {init_from} "
+                         f"{'is a folder' if os.path.isdir(init_from) else 'does not exist'}")

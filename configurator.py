@@ -6,14 +6,17 @@ The one configurator of every script, after nanoGPT's "poor man's configurator".
                                                 # its settings (python universal.py verify --H=2)
 
 The rules are the same everywhere. Arguments apply in order, later ones win: `--key=value` sets one key,
-anything else names a config file (plain Python assignments, e.g. config/cpu/dyck1_standard.py). A value is
-read as a Python literal (`--learning_rate=3e-4`, `--widths=10,30,100`), else kept as text
+anything else names a config file (plain Python assignments, e.g. config/cpu/dyck1_standard.py). A config file
+may build on another with a call `include('dyck1.py')`, the path relative to the including file's folder: the
+included file's assignments apply where the call stands, the including file's own ones once it has run, so they
+win wherever they stand (config/cpu/dyck1_mixit.py: the task's settings from dyck1.py, then the variant's). A
+value is read as a Python literal (`--learning_rate=3e-4`, `--widths=10,30,100`), else kept as text
 (`--out_dir=out/run1`); a key whose default is a string takes the text as given, everything after the first
 '='. The value must have its default's type: an int passes for a float, true/false (any case) for a bool,
 one value for a tuple of one, and a tuple's elements must have the type of the default's elements. A key
 whose default is None is checked against its annotation (`rope: bool | None = None`). `--help` lists every
 key with its default and comment. Anything else -- an unknown key, a wrong type, a missing or broken config
-file -- ends the program with one line `error: ...` and exit status 2 (`fail`).
+file, an include cycle -- ends the program with one line `error: ...` and exit status 2 (`fail`).
 """
 
 import ast
@@ -186,20 +189,35 @@ def help_text(keys, annotations, comments, doc, usage):
 
 # ----------------------------------------------------------------------------- applying arguments
 
-def apply_file(keys, annotations, path, foreign=None):
-    """Execute a config file and set its assignments in keys, checked; unknown keys go to foreign if given.
-    Returns the keys of keys that it set."""
+def apply_file(keys, annotations, path, foreign=None, _including=()):
+    """Execute a config file and set its assignments in keys, checked; unknown keys go to foreign if given. A call
+    include('other.py') applies other.py (its path relative to this file's folder) the same way where the call
+    stands, and this file's own assignments after the whole file has run, so they win; the included values go to
+    keys, not to names this file could read. Returns {key: path of the file that set it} for every key of keys
+    that the file or its includes set. Raises ConfigError for a missing or broken file (included or not), an
+    unknown key, a wrong type, or an include cycle."""
     if os.path.isdir(path):
         raise ConfigError(f"{path} is a folder; name a config file in it (e.g. {os.path.join(path, '<name>.py')})")
     if not os.path.isfile(path):
         raise ConfigError(f"config file not found: {path}")
+    if any(os.path.samefile(path, p) for p in _including):
+        raise ConfigError(f"include cycle: {' -> '.join(_including + (path,))}")
+    sources = {}
+
+    def include(name):
+        target = os.path.normpath(os.path.join(os.path.dirname(path), name))
+        if not os.path.isfile(target):
+            raise ConfigError(f"{path}: include({name!r}): config file not found: {target}")
+        sources.update(apply_file(keys, annotations, target, foreign, _including + (path,)))
+
     values = {}
     try:
         with open(path) as f:
-            exec(compile(f.read(), path, 'exec'), {}, values)
+            exec(compile(f.read(), path, 'exec'), {'include': include}, values)
+    except ConfigError:
+        raise
     except Exception as e:  # a config file is user input: report it, don't trace
         raise ConfigError(f"{path}: {type(e).__name__}: {e}") from None
-    set_keys = []
     for key, value in values.items():
         if key.startswith('_') or isinstance(value, types.ModuleType):
             continue
@@ -208,12 +226,12 @@ def apply_file(keys, annotations, path, foreign=None):
                 keys[key] = check(key, value, keys[key], annotations.get(key))
             except ConfigError as e:
                 raise ConfigError(f"{path}: {e}") from None
-            set_keys.append(key)
+            sources[key] = path
         elif foreign is not None:
             foreign[key] = value
         else:
             raise ConfigError(f"{path}: unknown config key '{key}'")
-    return set_keys
+    return sources
 
 
 def apply_override(keys, annotations, arg, foreign=None):
@@ -250,8 +268,9 @@ def configure(config, argv=None, *, annotations=None, comments=None, doc=None, u
     dict that collects the keys of config files that config does not have, instead of rejecting them (bench.py
     reading a train.py config); a --key that an earlier config file gave to foreign overrides it there, any
     other unknown --key is an error. given: a dict that collects {key: 'flag' or the config file's path} for
-    every key argv sets (the last setting wins). `-h` or `--help` prints the keys and exits 0. Raises
-    ConfigError, or with exit_on_error prints 'error: ...' and exits with status 2."""
+    every key argv sets (the last setting wins; a key from an included file names that file). `-h` or `--help`
+    prints the keys and exits 0. Raises ConfigError, or with exit_on_error prints 'error: ...' and exits with
+    status 2."""
     argv = sys.argv[1:] if argv is None else list(argv)
     annotations = config.get('__annotations__', {}) if annotations is None else annotations
     keys = settable(config)
@@ -268,11 +287,11 @@ def configure(config, argv=None, *, annotations=None, comments=None, doc=None, u
     try:
         for arg in argv:
             if arg.startswith('-'):
-                set_keys, source = [apply_override(keys, annotations, arg, foreign)], 'flag'
+                sources = {apply_override(keys, annotations, arg, foreign): 'flag'}
             else:
-                set_keys, source = apply_file(keys, annotations, arg, foreign), arg
+                sources = apply_file(keys, annotations, arg, foreign)
             if given is not None:
-                given.update(dict.fromkeys(set_keys, source))
+                given.update(sources)
     except ConfigError as e:
         if not exit_on_error:
             raise

@@ -4,15 +4,6 @@
 # 128 sequences/iter = 16 micro-batch x 1 accum x 8 GPUs (1 GPU: the same batch, 8x the accumulation).
 # Steps: not given by the paper; 20,000 here. CPU size: results/paper1/sweeps.py's heads sweep.
 
-task = 'decimal_addition'
-variant = 'mixit'
-n_layer = 8
-n_embd = 512
+include('decimal_addition_mixit.py')
 n_head = 256
-learning_rate = 0.001
-batch_size = 128
-micro_batch_size = 16
-max_iters = 20000
-warmup_iters = 400
-eval_interval = 1000
 out_dir = 'out/table11_decimal_addition_mixit'

@@ -1,23 +1,9 @@
-# Paper 2 §5 4-hop induction heads, full size (Table 6): UTF with H=2, L=4, d=30, d_in=30 -> m = m̄ = 2280.
+# Paper 2 §5 4-hop induction heads, full size (Table 6): the 3-hop model of universal_khop3.py (UTF with H=2, L=4,
+# d=30, d_in=30 -> m = m̄ = 2280; 128 batch x 99 tokens = 12,672 tokens/iter, 60000 iters) on 4 hops.
 # Only E and U are trained unless --freeze_attn=False etc.; universal.py runs sparse / random / full:
 #   python universal.py experiments --which=table1 --size=paper --seeds=0,1,2,3,4
 #   python train.py config/universal_khop4.py --construction=sparse
-# 128 batch x 99 tokens = 12,672 tokens/iter, 60000 iters
-out_dir = 'out/universal_khop4'
-task = 'khop'
+
+include('universal_khop3.py')
 khop_k = 4
-n_test = 1000
-variant = 'universal'
-pos_emb = True                   # learned positions, trained with E and U (docs/deviations.md#k-hop-positions)
-n_layer = 4
-n_head = 2
-head_dim = 30
-n_embd = 2280
-batch_size = 128
-max_iters = 60000
-learning_rate = 1e-4
-warmup_iters = 1000
-weight_decay = 0.01
-eval_interval = 1000
-checkpoint_frozen = False       # ckpt.pt: the trained weights and the frozen ones' hashes, a few MB
-                                # (docs/runs.md#checkpoints)
+out_dir = 'out/universal_khop4'

@@ -105,6 +105,53 @@ def test_given_records_where_each_key_was_set(tmp_path):
     assert given == {'max_iters': 'flag', 'out_dir': str(cfg), 'rope': 'flag'}
 
 
+def test_include_applies_a_base_file_that_the_including_file_overrides(tmp_path):
+    (tmp_path / 'cpu').mkdir()
+    base = tmp_path / 'cpu' / 'task.py'
+    base.write_text("max_iters = 7\nlearning_rate = 3e-4\nvariant = 'standard'\n")
+    mixit = tmp_path / 'cpu' / 'task_mixit.py'                    # the include's path is relative to this file
+    mixit.write_text("# python train.py cpu/task_mixit.py\nvariant = 'mixit'\ninclude('task.py')\nmax_iters = 9\n")
+    c, given = defaults(), {}
+    configure(c, [str(mixit)], annotations=ANNOTATIONS, given=given, exit_on_error=False)
+    assert (c['max_iters'], c['learning_rate'], c['variant']) == (9, 3e-4, 'mixit')   # its own lines win anywhere
+    assert given == {'learning_rate': str(base), 'max_iters': str(mixit), 'variant': str(mixit)}  # who set each key
+    c, given = defaults(), {}
+    configure(c, [str(mixit), '--learning_rate=1e-2'], annotations=ANNOTATIONS, given=given, exit_on_error=False)
+    assert c['learning_rate'] == 1e-2 and given['learning_rate'] == 'flag'
+    top = tmp_path / 'top.py'
+    top.write_text("include('cpu/task_mixit.py')\nout_dir = 'x'\n")  # includes nest
+    c, given = defaults(), {}
+    configure(c, [str(top)], annotations=ANNOTATIONS, given=given, exit_on_error=False)
+    assert (c['max_iters'], c['learning_rate'], c['out_dir']) == (9, 3e-4, 'x')
+    assert given['learning_rate'] == str(base)
+    base.write_text("max_iters = 7\ntask = 'dyck1'\n")             # an included file's foreign keys (bench.py)
+    c, foreign = dict(max_iters=0), {}
+    configure(c, [str(mixit)], foreign=foreign, exit_on_error=False)
+    assert c == dict(max_iters=9) and foreign == dict(task='dyck1', variant='mixit')
+
+
+def test_include_errors_name_the_file(tmp_path):
+    a, b = tmp_path / 'a.py', tmp_path / 'b.py'
+    a.write_text("include('b.py')\n")
+    b.write_text("max_iters = 3\ninclude('a.py')\n")
+    with pytest.raises(ConfigError, match=r"include cycle: .*a\.py -> .*b\.py -> .*a\.py"):
+        run([str(a)])
+    a.write_text("include('a.py')\n")
+    with pytest.raises(ConfigError, match=r"include cycle: .*a\.py -> .*a\.py"):
+        run([str(a)])
+    a.write_text("include('missing.py')\n")
+    with pytest.raises(ConfigError, match=r"a\.py: include\('missing.py'\): config file not found: .*missing\.py"):
+        run([str(a)])
+    a.write_text("include('b.py')\n")
+    b.write_text("max_iter = 3\n")                                # an included file's error names it
+    with pytest.raises(ConfigError, match=r"b\.py: unknown config key 'max_iter'"):
+        run([str(a)])
+    b.write_text("include('a.py')\n")                             # on a command line: one line, exit status 2
+    r = subprocess.run([sys.executable, '-c', 'import configurator; configurator.configure({"max_iters": 1})',
+                        str(a)], capture_output=True, text=True, env=dict(PYTHONPATH='.'))
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [f"error: include cycle: {a} -> {b} -> {a}"]
+
+
 SCRIPT = '''"""A script.
 
 Its details."""

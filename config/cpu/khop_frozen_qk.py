@@ -1,28 +1,8 @@
-# k-hop induction heads (paper 1, Table 1) at CPU scale, variant frozen_qk: k ~ U{0..2} (the paper: U{0..16}),
-# strings of 32 characters (the paper: 98), 3 layers of width 64 (the paper: 5 x 512).
+# k-hop induction heads (paper 1, Table 1) at CPU scale, variant frozen_qk.
 # python train.py config/cpu/khop_frozen_qk.py
-# 64 sequences/iter x 33 tokens, one process (torchrun splits the same batch). Accuracy per k beside the
-# "copy the current character" rate: python results/paper1/breakdown.py out/cpu/khop_frozen_qk/ckpt.pt
 
-task = 'khop'
-khop_k = -1
-khop_max_k = 2
-khop_length = 32
-n_test = 300                # test sequences (the paper: 100), about 100 per k
+include('khop.py')
 variant = 'frozen_qk'
 qk_init_std = 0.02 * (1024 / 64) ** 0.5    # the paper's frozen score scale at width 64
                                            # (docs/deviations.md#frozen-qk-score-scale)
-n_layer = 3
-n_embd = 64
-n_head = 4
-learning_rate = 2e-3
-weight_decay = 0.1
-beta2 = 0.99
-batch_size = 64
-max_iters = 1500
-warmup_iters = 100
-eval_interval = 500
-log_interval = 100
-dtype = 'float32'
-compile = False
 out_dir = 'out/cpu/khop_frozen_qk'

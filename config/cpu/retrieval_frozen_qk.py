@@ -1,6 +1,5 @@
 # Retrieval / needle in a haystack (paper 1, Table 1 shape) at CPU scale, variant frozen_qk.
 # python train.py config/cpu/retrieval_frozen_qk.py
-# 128 sequences/iter x 17 tokens, one process (torchrun splits the same batch).
 #
 # One departure from the standard init (docs/deviations.md#frozen-qk-score-scale), and why: a frozen head's scores
 # at init have a scale of about qk_init_std² · n_embd (RMS-normed inputs), 0.02² · 128 = 0.05 at width 128 against
@@ -10,22 +9,8 @@
 # gives the frozen W_Q, W_K the paper's score scale at width 128; they are still random and never trained: 98.7% at
 # step 500, 100.0% at 3,000 (about 4 minutes at one thread).
 
-task = 'retrieval'
-retrieval_vocab_size = 64
-retrieval_m_max = 8
+include('retrieval.py')
 variant = 'frozen_qk'
 qk_init_std = 0.02 * (1024 / 128) ** 0.5
-n_layer = 2
-n_embd = 128
-n_head = 4
-learning_rate = 1e-3
-weight_decay = 0.1
-beta2 = 0.99
-batch_size = 128
 max_iters = 3000
-warmup_iters = 200
-eval_interval = 500
-log_interval = 100
-dtype = 'float32'
-compile = False
 out_dir = 'out/cpu/retrieval_frozen_qk'

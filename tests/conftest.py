@@ -20,7 +20,7 @@ def pytest_configure(config):
 
 
 def script_env(**settings):
-    """The environment for results/gpu's scripts: this one with settings, and this Python first on PATH (the
+    """The environment for experiments/gpu's scripts: this one with settings, and this Python first on PATH (the
     scripts call `python`)."""
     return dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ['PATH'], **settings)
 

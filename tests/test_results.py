@@ -1,4 +1,4 @@
-"""results/paper1/tables.py regenerates docs/paper1.md's CPU tables from the committed runs: every run folder
+"""experiments/paper1/tables.py regenerates docs/paper1.md's CPU tables from the committed runs: every run folder
 has its log and command, and the tables print every run's final record."""
 
 import json
@@ -13,23 +13,31 @@ import pytest
 import torch
 from conftest import script_env
 
+from experiments.gpu import report
+from experiments.paper1 import sweeps, tables
+
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
 RESULTS = os.path.join(ROOT, 'results', 'paper1')
-sys.path.insert(0, RESULTS)
-
-import sweeps  # noqa: E402
-import tables  # noqa: E402
 
 
 def run_dirs():
-    """The task runs (tables.py's); the sweep runs are sweeps.py's, authors/ fetches the authors' code, paper/
-    holds the paper-size runs (results/gpu/paper.sh)."""
+    """The task runs (tables.py's); the sweep runs are sweeps.py's, authors/ holds the runs of the authors' code,
+    paper/ the paper-size runs (experiments/gpu/paper.sh)."""
     return sorted(d for d in os.listdir(RESULTS) if os.path.isdir(os.path.join(RESULTS, d)) and
                   not d.startswith(('.', '__')) and d not in ('authors', 'paper') and sweeps.parse_name(d) is None)
 
 
 def sweep_dirs():
     return sorted(d for d in os.listdir(RESULTS) if sweeps.parse_name(d) is not None)
+
+
+def test_results_hold_results_and_experiments_the_code():
+    """results/ holds what runs made and the commands that made them, no code: a .py or .sh file there is a run's
+    command.sh; the drivers are under experiments/."""
+    code = [os.path.relpath(os.path.join(d, f), ROOT) for d, _, files in os.walk(os.path.join(ROOT, 'results'))
+            for f in files if f.endswith(('.py', '.sh')) and f != 'command.sh']
+    assert code == [], code
+    assert os.path.isfile(os.path.join(ROOT, 'experiments', 'paper1', 'sweeps.py'))
 
 
 def test_every_run_has_a_log_and_its_command():
@@ -47,7 +55,7 @@ def test_every_run_has_a_log_and_its_command():
 
 
 def test_tables_print_every_run():
-    out = subprocess.run([sys.executable, os.path.join(RESULTS, 'tables.py')], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, '-m', 'experiments.paper1.tables'], capture_output=True, text=True,
                          check=True, cwd=ROOT).stdout
     for d in run_dirs():
         row = [line for line in out.splitlines() if line.startswith(f'| {d} |')]
@@ -58,7 +66,7 @@ def test_tables_print_every_run():
 
 
 def test_one_task_only():
-    out = subprocess.run([sys.executable, os.path.join(RESULTS, 'tables.py'), 'dyck1'], capture_output=True,
+    out = subprocess.run([sys.executable, '-m', 'experiments.paper1.tables', 'dyck1'], capture_output=True,
                          text=True, check=True, cwd=ROOT).stdout
     assert '### Dyck-1' in out and '### k-hop' not in out
 
@@ -67,7 +75,7 @@ def test_every_sweep_run_has_its_log_and_the_command_sweeps_py_gives():
     """Each sweep run's folder holds the log of the command sweeps.py lists for it; the sweep's table prints
     its final accuracy (or covariance) in the column of its value."""
     dirs = sweep_dirs()
-    out = subprocess.run([sys.executable, os.path.join(RESULTS, 'sweeps.py'), 'table'], capture_output=True,
+    out = subprocess.run([sys.executable, '-m', 'experiments.paper1.sweeps', 'table'], capture_output=True,
                          text=True, check=True, cwd=ROOT).stdout
     for d in dirs:
         sweep, name, value = sweeps.parse_name(d)
@@ -134,7 +142,7 @@ def test_dyck1_breakdown_by_kind_of_string():
     unequal counts, each with its accuracy; dyck1_short_strings gives each distinct short string (here '()'
     twice) its count and accuracy, by length then text."""
     import numpy as np
-    import breakdown
+    from experiments.paper1 import breakdown
     from tasks import CLOSE, OPEN, PAD, QUERY
     strings = ['()', '(())', ')(', '())(', '((', '(()']
     T = 6
@@ -158,11 +166,7 @@ def test_dyck1_breakdown_by_kind_of_string():
                      dict(string='(()', balanced=False, strings=1, acc=0.0)]
 
 
-# the paper-size runs (results/gpu/paper.sh), read by results/gpu/report.py
-sys.path.insert(0, os.path.join(ROOT, 'results', 'gpu'))
-import report  # noqa: E402
-
-
+# the paper-size runs (experiments/gpu/paper.sh), read by experiments/gpu/report.py
 def paper_size_runs():
     return [run for rs in report.runs().values() for run in rs]
 
@@ -182,7 +186,7 @@ def test_every_paper_size_run_has_its_command_log_and_gpu():
 
 
 def test_report_prints_every_paper_size_run():
-    out = subprocess.run([sys.executable, os.path.join(ROOT, 'results', 'gpu', 'report.py')], capture_output=True,
+    out = subprocess.run([sys.executable, '-m', 'experiments.gpu.report'], capture_output=True,
                          text=True, check=True, cwd=ROOT).stdout
     for run in paper_size_runs():
         last = run['records'][-1]
@@ -265,9 +269,10 @@ def test_report_pace_reads_the_last_logged_step(tmp_path):
     assert report.pace_table(paper, 0.2).splitlines()[0].endswith('| at 20% MFU, min |')
 
 
-# what sharing one GPU costs (results/gpu/sharing.sh), CUDA MPS (results/gpu/common.sh), paper.sh's JOBS and MPS
+# what sharing one GPU costs (experiments/gpu/sharing.sh), CUDA MPS (experiments/gpu/common.sh), paper.sh's JOBS and
+# MPS
 def test_sharing_measures_each_mode_on_a_cpu(tmp_path):
-    """results/gpu/sharing.sh's logic, rehearsed on a CPU with a tiny model: the run alone and two copies side by
+    """experiments/gpu/sharing.sh's logic, rehearsed on a CPU with a tiny model: the run alone and two copies side by
     side make their steps, and summary.txt gives each copy's ms/iter and the copies' steps per second together,
     beside the run alone's."""
     logs = tmp_path / 'logs'
@@ -275,7 +280,7 @@ def test_sharing_measures_each_mode_on_a_cpu(tmp_path):
                      RUNS=str(tmp_path / 'runs'),
                      EXTRA='--memorization_n_keys=16 --batch_size=32 --micro_batch_size=32 --n_layer=1 '
                            '--n_embd=16 --compile=False --dtype=float32')
-    subprocess.run(['bash', 'results/gpu/sharing.sh'], cwd=ROOT, env=env, check=True, capture_output=True)
+    subprocess.run(['bash', 'experiments/gpu/sharing.sh'], cwd=ROOT, env=env, check=True, capture_output=True)
     for copy in ('alone/1', 'shared/1', 'shared/2'):
         assert (logs / copy / 'exit_code').read_text().strip() == '0', copy
         assert f"--out_dir={tmp_path / 'runs' / copy}" in (logs / copy / 'command.sh').read_text()
@@ -323,7 +328,7 @@ def test_sharing_leaves_no_mps_daemon_running(running, calls, tmp_path):
     stopped again."""
     env, log, state = fake_mps_control(tmp_path, running)
     logs = tmp_path / 'logs'
-    subprocess.run(['bash', 'results/gpu/sharing.sh'], cwd=ROOT, env=dict(env, MODES='mps', LOGS=str(logs)),
+    subprocess.run(['bash', 'experiments/gpu/sharing.sh'], cwd=ROOT, env=dict(env, MODES='mps', LOGS=str(logs)),
                    check=True, capture_output=True)
     assert log.read_text().split() == calls and not state.exists()
     (row,) = [line for line in (logs / 'summary.txt').read_text().splitlines() if line.startswith('| mps |')]
@@ -340,7 +345,7 @@ def test_paper_stage_runs_jobs_at_a_time_through_a_running_mps_daemon(tmp_path):
                VARIANTS='standard mixit',
                EXTRA='--memorization_n_keys=16 --max_iters=2 --eval_interval=2 --n_layer=1 --n_embd=16 '
                      '--batch_size=32 --micro_batch_size=32 --compile=False --dtype=float32')
-    subprocess.run(['bash', 'results/gpu/paper.sh', 'memorization'], cwd=ROOT, env=env, check=True,
+    subprocess.run(['bash', 'experiments/gpu/paper.sh', 'memorization'], cwd=ROOT, env=env, check=True,
                    capture_output=True)
     assert 'quit' not in log.read_text().split() and state.exists()
     first, second = (logs / 'paper1' / 'paper' / f'memorization_{v}' for v in ('standard', 'mixit'))
@@ -363,7 +368,7 @@ def test_every_train_py_stage_plans_runs_that_train_py_reads(tmp_path):
     names = []
     for stage in ('sentiment', 'depth', 'depth16', 'addition', 'memorization', 'khop', 'khop_qk', 'dyck1', 'modular',
                   'retrieval', 'lm', 'covariance'):
-        out = subprocess.run(['bash', 'results/gpu/paper.sh', stage], cwd=ROOT, check=True, capture_output=True,
+        out = subprocess.run(['bash', 'experiments/gpu/paper.sh', stage], cwd=ROOT, check=True, capture_output=True,
                              env=dict(env, MMAX='30 10') if stage == 'retrieval' else env, text=True).stdout
         for line in out.splitlines():
             name, how, command = line.split(': ', 2)
@@ -387,7 +392,7 @@ def test_universal_stages_make_each_of_table_1s_rows_once():
     env = script_env(DRY='1')
     rows = []
     for stage in ('universal_a', 'universal_b', 'universal_c', 'universal_d', 'universal_e', 'universal_f'):
-        out = subprocess.run(['bash', 'results/gpu/paper.sh', stage], cwd=ROOT, env=env, check=True,
+        out = subprocess.run(['bash', 'experiments/gpu/paper.sh', stage], cwd=ROOT, env=env, check=True,
                              capture_output=True, text=True).stdout
         for line in out.splitlines():
             assert line.startswith('universal.py: python universal.py experiments --which=table1 --size=paper '
@@ -415,7 +420,7 @@ def test_covariance_stage_measures_the_model_each_run_reaches(tmp_path):
                      EXTRA=f'--lm_data_dir={data} --lm_block_size=16 --n_embd=16 --n_head=2 --batch_size=4 '
                            '--micro_batch_size=4 --max_iters=2 --eval_interval=2 --warmup_iters=1 --compile=False '
                            '--dtype=float32')
-    stage = lambda dry='0': subprocess.run(['bash', 'results/gpu/paper.sh', 'covariance'], cwd=ROOT, check=True,
+    stage = lambda dry='0': subprocess.run(['bash', 'experiments/gpu/paper.sh', 'covariance'], cwd=ROOT, check=True,
                                            env=dict(env, DRY=dry), capture_output=True, text=True).stdout
     stage()
     run = logs / 'paper1' / 'paper' / 'covariance_mixit_nosink_1'
@@ -446,7 +451,7 @@ def test_paper_stage_continues_a_stopped_run_and_leaves_a_finished_one(tmp_path)
     again; TAG ends the run's name; DRY=1 says which of these a call would do, and does nothing."""
     logs, done = tmp_path / 'logs', tmp_path / 'done'
     env = script_env(LOGS=str(logs), DONE=str(done), RUNS=str(tmp_path / 'runs'), **TINY_STOPPED_RUN)
-    stage = lambda dry='0': subprocess.run(['bash', 'results/gpu/paper.sh', 'memorization'], cwd=ROOT,
+    stage = lambda dry='0': subprocess.run(['bash', 'experiments/gpu/paper.sh', 'memorization'], cwd=ROOT,
                                            env=dict(env, DRY=dry), check=True, capture_output=True, text=True).stdout
     run = logs / 'paper1' / 'paper' / 'memorization_standard_tiny'
     iters = lambda: [json.loads(line)['iter'] for line in (run / 'log.jsonl').read_text().splitlines()]
@@ -497,7 +502,7 @@ def test_paper_stage_continues_a_run_stopped_on_another_machine(tmp_path):
     env = script_env(DONE=str(tmp_path / 'done'), **TINY_STOPPED_RUN)
     runs = tmp_path / 'runs'                                    # RUNS, the same path on every machine
     machine = lambda m: dict(env, LOGS=str(tmp_path / m / 'logs'), RUNS=str(runs), OUT=str(tmp_path / m / 'OUT'))
-    stage = lambda m, dry='0': subprocess.run(['bash', 'results/gpu/paper.sh', 'memorization'], cwd=ROOT,
+    stage = lambda m, dry='0': subprocess.run(['bash', 'experiments/gpu/paper.sh', 'memorization'], cwd=ROOT,
                                               env=dict(machine(m), DRY=dry), check=True, capture_output=True,
                                               text=True).stdout
     name = 'memorization_standard_tiny'
@@ -534,7 +539,7 @@ def test_paper_stage_archive_comes_first_within_out_files(tmp_path):
     (out / 'console.txt').write_text("the caller's own file\n")
     env = script_env(LOGS=str(tmp_path / 'logs'), RUNS=str(tmp_path / 'runs'), DONE=str(tmp_path / 'done'),
                      OUT=str(out), OUT_FILES='2', **TINY_STOPPED_RUN)
-    stage = subprocess.run(['bash', 'results/gpu/paper.sh', 'memorization'], cwd=ROOT, env=env, check=True,
+    stage = subprocess.run(['bash', 'experiments/gpu/paper.sh', 'memorization'], cwd=ROOT, env=env, check=True,
                            capture_output=True, text=True)
     name = 'memorization_standard_tiny'
     assert sorted(os.listdir(out)) == ['console.txt', 'memorization.tar.gz']
@@ -554,7 +559,7 @@ def test_universal_stage_continues_an_embedding_only_run_on_another_machine(tmp_
     flags = ('--device=cpu,--n_layer=1,--n_head=1,--head_dim=2,--n_embd=34,--n_test=16,--batch_size=8,'
              '--max_iters=1000000,--eval_interval=20,--log_interval=20,--compile=False,--dtype=float32')
     env = script_env(DONE=str(tmp_path / 'done'), RUNS=str(runs), TIME_S='30', UFLAGS=flags, JOBS='1')
-    stage = lambda m: subprocess.run(['bash', 'results/gpu/paper.sh', 'universal_b'], cwd=ROOT, check=True,
+    stage = lambda m: subprocess.run(['bash', 'experiments/gpu/paper.sh', 'universal_b'], cwd=ROOT, check=True,
                                      capture_output=True, text=True,
                                      env=dict(env, LOGS=str(tmp_path / m / 'logs'), OUT=str(tmp_path / m / 'OUT')))
     name = 'khop3_res_ln_sparse_rehearsal'

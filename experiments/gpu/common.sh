@@ -1,4 +1,4 @@
-# Shell functions the GPU scripts share, sourced by results/gpu/run.sh, paper.sh and sharing.sh.
+# Shell functions the GPU scripts share, sourced by experiments/gpu/run.sh, paper.sh and sharing.sh.
 #
 #   describe_machine  the date, the GPU (nvidia-smi's csv: a header, then name, memory, driver) or else the CPU
 #                     model, and torch's and CUDA's versions, on stdout: a run's machine.txt

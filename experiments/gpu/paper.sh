@@ -3,44 +3,45 @@
 # no network). From the repository root, one stage per call; a stage's runs share the GPU side by side, each
 # under the stage's wall-clock budget TIME_S (default 480 s), so that a stage ends inside a 10-minute call:
 #
-#   bash results/gpu/paper.sh sentiment     # paper 1, Tables 3, 9: whole IMDb reviews at the authors' Yelp command
-#                                           #   (4 x 1024, 16 heads, 256 tokens, 3,000 steps), 4 variants x 2 seeds
-#   bash results/gpu/paper.sh depth         # Table 5: MixiT and the random transformer at 2, 4, 8 layers (LAYERS),
-#                                           #   and both in the depth-scaled block (<variant>_depthscaled)
-#   bash results/gpu/paper.sh depth16       # Table 5: the same at 16 layers
-#   bash results/gpu/paper.sh addition      # Tables 3, 10, 11: 10-digit addition, 4 variants; MixiT with 256 heads
-#   bash results/gpu/paper.sh memorization  # Table 4: 512^2 pairs, 4 variants, the paper's 10,000 steps
-#   bash results/gpu/paper.sh khop          # Table 1: k ~ U{0..16}, 98 characters; standard, Frozen-QK x 2 seeds
-#   bash results/gpu/paper.sh khop_qk       # Table 1's Frozen-QK at Table 7's other settings, a run each: the
-#                                           #   frozen W_Q, W_K at width 1024's score scale (qk_init_std 0.028),
-#                                           #   lr 5e-4, width 1024 (runs khop_frozen_qk_<setting>_<seed>)
-#   bash results/gpu/paper.sh dyck1         # Tables 3, 10, 11: Dyck-1 of length 40, 4 x 512, 64 heads, 20,000
-#                                           #   steps, 4 variants; MixiT with 256 heads
-#   bash results/gpu/paper.sh modular       # Tables 3, 10: modular addition, p = 599 (the paper's split), 2 x 512,
-#                                           #   20,000 steps, 4 variants
-#   bash results/gpu/paper.sh retrieval     # Table 1: V = 256, m_max = 30, 2 x 1024, batch 1,024, lr 1e-4; 4
-#                                           #   variants, RETRIEVAL_ITERS (default 3,000) of the configs' 20,000 steps;
-#                                           #   Fig. 2: MMAX="10 20 40" (m_max <= 128; runs retrieval_<v>_mmax<m>_*)
-#   bash results/gpu/paper.sh universal_a   # paper 2, Table 1: Dyck-1 attention-only; 2-hop + residual and LN
-#   bash results/gpu/paper.sh universal_b   # paper 2, Table 1: 3-hop + residual and LN
-#   bash results/gpu/paper.sh universal_c   # paper 2, Table 1: 4-hop + residual and LN
-#   bash results/gpu/paper.sh universal_d   # paper 2, Table 1: Dyck-1 and 1-hop + residual and LN
-#   bash results/gpu/paper.sh universal_e   # paper 2, Table 1: 1- and 2-hop attention-only
-#   bash results/gpu/paper.sh universal_f   # paper 2, Table 1: 3- and 4-hop attention-only
-#   bash results/gpu/paper.sh appf          # paper 2, App. F: 3- and 4-hop + MLP, + MLP and LN at the CPU size
-#                                           #   (ARCHS, JOBS: which rows, how many runs at a time)
-#   bash results/gpu/paper.sh lm            # Tables 2, 9: the four variants at 12 x 512 on data/gpu_lm, in the
-#                                           #   configs' blocks and in the authors' depth-scaled block, as their Slurm
-#                                           #   LM runner trains them (<variant>_depthscaled)
-#   bash results/gpu/paper.sh covariance    # Table 6: random, MixiT, MixiT without its sink head, and MixiT and
-#                                           #   random in the authors' depth-scaled block (their Slurm LM runner's)
-#                                           #   as language models at Table 8's shape on data/gpu_lm, 2 to 32
-#                                           #   layers (LAYERS), LM_ITERS steps each; then each model's token
-#                                           #   covariance, trained and at initialisation (sde.py covariance on the
-#                                           #   GPU: covariance.json)
+#   bash experiments/gpu/paper.sh sentiment     # paper 1, Tables 3, 9: whole IMDb reviews at the authors' Yelp command
+#                                               #   (4 x 1024, 16 heads, 256 tokens, 3,000 steps), 4 variants x 2 seeds
+#   bash experiments/gpu/paper.sh depth         # Table 5: MixiT and the random transformer at 2, 4, 8 layers (LAYERS),
+#                                               #   and both in the depth-scaled block (<variant>_depthscaled)
+#   bash experiments/gpu/paper.sh depth16       # Table 5: the same at 16 layers
+#   bash experiments/gpu/paper.sh addition      # Tables 3, 10, 11: 10-digit addition, 4 variants; MixiT with 256 heads
+#   bash experiments/gpu/paper.sh memorization  # Table 4: 512^2 pairs, 4 variants, the paper's 10,000 steps
+#   bash experiments/gpu/paper.sh khop          # Table 1: k ~ U{0..16}, 98 characters; standard, Frozen-QK x 2 seeds
+#   bash experiments/gpu/paper.sh khop_qk       # Table 1's Frozen-QK at Table 7's other settings, a run each: the
+#                                               #   frozen W_Q, W_K at width 1024's score scale (qk_init_std 0.028),
+#                                               #   lr 5e-4, width 1024 (runs khop_frozen_qk_<setting>_<seed>)
+#   bash experiments/gpu/paper.sh dyck1         # Tables 3, 10, 11: Dyck-1 of length 40, 4 x 512, 64 heads, 20,000
+#                                               #   steps, 4 variants; MixiT with 256 heads
+#   bash experiments/gpu/paper.sh modular       # Tables 3, 10: modular addition, p = 599 (the paper's split), 2 x 512,
+#                                               #   20,000 steps, 4 variants
+#   bash experiments/gpu/paper.sh retrieval     # Table 1: V = 256, m_max = 30, 2 x 1024, batch 1,024, lr 1e-4; 4
+#                                               #   variants, RETRIEVAL_ITERS (default 3,000) of the configs' 20,000
+#                                               #   steps; Fig. 2: MMAX="10 20 40" (m_max <= 128; runs
+#                                               #   retrieval_<v>_mmax<m>_*)
+#   bash experiments/gpu/paper.sh universal_a   # paper 2, Table 1: Dyck-1 attention-only; 2-hop + residual and LN
+#   bash experiments/gpu/paper.sh universal_b   # paper 2, Table 1: 3-hop + residual and LN
+#   bash experiments/gpu/paper.sh universal_c   # paper 2, Table 1: 4-hop + residual and LN
+#   bash experiments/gpu/paper.sh universal_d   # paper 2, Table 1: Dyck-1 and 1-hop + residual and LN
+#   bash experiments/gpu/paper.sh universal_e   # paper 2, Table 1: 1- and 2-hop attention-only
+#   bash experiments/gpu/paper.sh universal_f   # paper 2, Table 1: 3- and 4-hop attention-only
+#   bash experiments/gpu/paper.sh appf          # paper 2, App. F: 3- and 4-hop + MLP, + MLP and LN at the CPU size
+#                                               #   (ARCHS, JOBS: which rows, how many runs at a time)
+#   bash experiments/gpu/paper.sh lm            # Tables 2, 9: the four variants at 12 x 512 on data/gpu_lm, in the
+#                                               #   configs' blocks and in the authors' depth-scaled block, as their
+#                                               #   Slurm LM runner trains them (<variant>_depthscaled)
+#   bash experiments/gpu/paper.sh covariance    # Table 6: random, MixiT, MixiT without its sink head, and MixiT and
+#                                               #   random in the authors' depth-scaled block (their Slurm LM runner's)
+#                                               #   as language models at Table 8's shape on data/gpu_lm, 2 to 32
+#                                               #   layers (LAYERS), LM_ITERS steps each; then each model's token
+#                                               #   covariance, trained and at initialisation (sde.py covariance on the
+#                                               #   GPU: covariance.json)
 #
 # Data that travels (carry it): data/imdb for sentiment (python tasks.py prepare imdb --task=sentiment
-# --input=<IMDb CSVs> --tokenizer=<gpt2.tiktoken>), data/gpu_lm for lm and covariance (bash results/gpu/run.sh
+# --input=<IMDb CSVs> --tokenizer=<gpt2.tiktoken>), data/gpu_lm for lm and covariance (bash experiments/gpu/run.sh
 # data).
 # Every run writes LOGS/<paper>/paper/<run>/ (LOGS: out/gpu/paper/<stage>): command.sh (the exact command),
 # log.jsonl (as the run goes), stdout.txt, machine.txt (GPU, torch) and exit_code (124: stopped by the budget,
@@ -73,8 +74,8 @@
 # schedule (warm-up and decay within its steps); lm and covariance make LM_ITERS (default 1,500) steps of 64 x 256
 # tokens; paper 2's 3- and 4-hop runs (60,000 steps) stop where the budget stops them. Configs' micro-batches are for
 # 8 GPUs: on one, every stage runs the global batch in one pass (the same batch; no accumulation).
-# MPS=1 runs the stage's runs through CUDA MPS (results/gpu/common.sh: their kernels at the same time rather
-# than in turns; results/gpu/sharing.sh measures what each way costs), falling back to time slices where it does
+# MPS=1 runs the stage's runs through CUDA MPS (experiments/gpu/common.sh: their kernels at the same time rather
+# than in turns; experiments/gpu/sharing.sh measures what each way costs), falling back to time slices where it does
 # not start. It starts a control daemon, or uses the one running, and leaves it running for the later calls on
 # the machine and the stages beside it (any run goes through a running daemon); machine.txt says whether one ran.
 # JOBS: how many runs at a time (default: all of a stage's train.py runs, each with its own TIME_S, so that the
@@ -85,7 +86,7 @@
 # command (the universal stages: their universal.py commands), to see what a call would do before making it.
 # DEVICE (default cuda) and EXTRA (flags appended to every train.py run) make a CPU rehearsal of the logic:
 #   DEVICE=cpu TIME_S=60 EXTRA="--max_iters=4 --eval_interval=2 --n_layer=1 --n_embd=32 --n_head=2 --batch_size=8
-#   --micro_batch_size=8 --n_test=16 --compile=False --dtype=float32" bash results/gpu/paper.sh khop
+#   --micro_batch_size=8 --n_test=16 --compile=False --dtype=float32" bash experiments/gpu/paper.sh khop
 # (the universal stages take UFLAGS: universal.py experiments' --flags, which tag the run names). VARIANTS chooses a
 # subset of a train.py stage's variants (one the stage lacks is an error; addition's and dyck1's MixiT with 256 heads
 # is mixit_256; khop_qk's settings std0.028, lr5e-4, width1024), SEEDS of its seeds (sentiment, khop, khop_qk), LAYERS
@@ -93,10 +94,10 @@
 # other stages), e.g. SEEDS=1 VARIANTS="standard mixit", LAYERS=2 VARIANTS=mixit DEPTH_ITERS=40000 (the authors' whole
 # schedule). TAG (letters, digits, '.', '_', '-') ends every train.py run's name, so that runs that EXTRA changes land
 # beside the stage's own when unpacked rather than over them, e.g. TAG=_20000steps EXTRA="--max_iters=20000" bash
-# results/gpu/paper.sh memorization, or TAG=_seed2 EXTRA=--seed=2 for another seed of a stage without SEEDS.
+# experiments/gpu/paper.sh memorization, or TAG=_seed2 EXTRA=--seed=2 for another seed of a stage without SEEDS.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-source results/gpu/common.sh
+source experiments/gpu/common.sh
 STAGES="sentiment depth depth16 addition memorization khop khop_qk dyck1 modular retrieval"
 STAGES+=" universal_a universal_b universal_c universal_d universal_e universal_f appf lm covariance"
 stage=${1:-}

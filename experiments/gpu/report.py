@@ -1,15 +1,15 @@
 """
-The paper-size runs that results/gpu/paper.sh makes, one row each, read from their folders under
+The paper-size runs that experiments/gpu/paper.sh makes, one row each, read from their folders under
 results/paper1/paper/ and results/paper2/paper/ (command.sh, log.jsonl, machine.txt, exit_code): how many of
 its planned steps the run made, how it ended, its last evaluation and its best, and the GPU it ran on. The
 planned steps are the command's (its config files, then its --max_iters); a run that the stage's budget stopped
 (exit code 124) reports the evaluation it reached, which is rarely the paper's; one whose stdout.txt has
 train.py's closing "final" line made all its steps before the signal came, and is finished.
 
-    python results/gpu/report.py                 # every paper-size run, a markdown table per paper
-    python results/gpu/report.py imdb depth      # the runs whose names start with imdb or depth
-    python results/gpu/report.py lm --plot=assets/paper1_lm_paper.png   # and their curves, a panel per task
-    python results/gpu/report.py --pace          # how fast each run stepped, what its planned steps take
+    python -m experiments.gpu.report                 # every paper-size run, a markdown table per paper
+    python -m experiments.gpu.report imdb depth      # the runs whose names start with imdb or depth
+    python -m experiments.gpu.report lm --plot=assets/paper1_lm_paper.png   # and their curves, a panel per task
+    python -m experiments.gpu.report --pace          # how fast each run stepped, what its planned steps take
 
 The metric is test accuracy (%, higher is better), for memorization accuracy on the pairs it trains on, and for
 language modeling validation loss (nats per token, lower is better); memorization adds bits per parameter,
@@ -28,10 +28,9 @@ import re
 import shlex
 import sys
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..'))
-sys.path.insert(0, ROOT)
+from configurator import ConfigError, fail, train_keys
 
-from configurator import ConfigError, fail, train_keys  # noqa: E402
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 PAPERS = ('paper1', 'paper2')
 LINE_STYLES = ('-', '--', ':', '-.')     # looks: a panel's settings (seeds, splits), in the order they come

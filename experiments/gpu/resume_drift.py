@@ -2,12 +2,13 @@
 the relative difference of the uninterrupted run's loss (train.txt) and the stopped-then-resumed run's
 (train_stopped.txt, train_resumed.txt), per iteration, before and after the stop, from the printed losses.
 
-    python results/gpu/h100/resume_drift.py
+    python -m experiments.gpu.resume_drift
 """
 import os
 import re
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+RESULTS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                       'results', 'gpu', 'h100')      # the H100 stages' logs
 
 
 def losses(*files):
@@ -18,7 +19,7 @@ def losses(*files):
 
 
 for stage in ('standard', 'mixit'):
-    d = os.path.join(HERE, stage)
+    d = os.path.join(RESULTS, stage)
     a = losses(f'{d}/train.txt')
     b = losses(f'{d}/train_stopped.txt', f'{d}/train_resumed.txt')
     n, stop = max(a), max(a) // 2

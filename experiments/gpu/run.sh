@@ -3,16 +3,16 @@
 # the Hugging Face anchor); no `datasets`, no network. From the repository root, one stage per call (each well
 # inside 10 minutes on an H100):
 #
-#   bash results/gpu/run.sh data      # on any machine with the text files: the token set the LM stages read
-#   bash results/gpu/run.sh tests     # the test suite on CUDA (the CUDA tests run; report passed / skipped)
-#   bash results/gpu/run.sh mixit     # config/fineweb_mixit.py under torchrun: loss falls; stop + resume adds no jump;
-#   bash results/gpu/run.sh standard  #   sample.py prints text from the GPU checkpoint (the same for standard)
-#   bash results/gpu/run.sh ddp       # two processes sharing the GPU (gloo) against one, same global batch
-#   bash results/gpu/run.sh bench     # bench.py, the four variants beside Hugging Face's Llama, the output layer's
-#                                     #   softmax eager against compiled; a bf16 matmul
-#   bash results/gpu/run.sh all       # every stage in one call (<= 9.5 minutes): tests, mixit, standard and ddp
-#                                     #   side by side, each stopped at A_S seconds (default 270), then bench alone
-#                                     #   (B_S, 290)
+#   bash experiments/gpu/run.sh data      # on any machine with the text files: the token set the LM stages read
+#   bash experiments/gpu/run.sh tests     # the test suite on CUDA (the CUDA tests run; report passed / skipped)
+#   bash experiments/gpu/run.sh mixit     # config/fineweb_mixit.py under torchrun: loss falls; stop + resume: no jump;
+#   bash experiments/gpu/run.sh standard  #   sample.py prints text from the GPU checkpoint (the same for standard)
+#   bash experiments/gpu/run.sh ddp       # two processes sharing the GPU (gloo) against one, same global batch
+#   bash experiments/gpu/run.sh bench     # bench.py, the four variants beside Hugging Face's Llama, the output layer's
+#                                         #   softmax eager against compiled; a bf16 matmul
+#   bash experiments/gpu/run.sh all       # every stage in one call (<= 9.5 minutes): tests, mixit, standard and ddp
+#                                         #   side by side, each stopped at A_S seconds (default 270), then bench alone
+#                                         #   (B_S, 290)
 #
 # Every stage writes its logs into LOGS (default out/gpu/<stage>) and, where $OUT is set (the device tool's
 # output folder), packs them into $OUT/<stage>.tar.gz. ITERS (default 120) is the LM stages' length, BATCH
@@ -22,10 +22,10 @@
 # SHARED: where the raw text is (../shared/data layout: brown/brown_plain.txt.xz, wikitext-2/wiki.*.tokens,
 # tokenizers/gpt2.tiktoken). EXTRA: flags added to every train.py run, e.g. a CPU rehearsal of the stages' logic:
 #   DEVICE=cpu ITERS=8 MICRO=2 EXTRA="--batch_size=4 --n_layer=2 --n_embd=64 --n_head=2 --lm_block_size=64
-#   --compile=False --dtype=float32" bash results/gpu/run.sh mixit
+#   --compile=False --dtype=float32" bash experiments/gpu/run.sh mixit
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-source results/gpu/common.sh
+source experiments/gpu/common.sh
 stage=${1:?name a stage: data, tests, mixit, standard, ddp, bench or all}
 LOGS=${LOGS:-out/gpu/$stage}
 ITERS=${ITERS:-$([ "$stage" = all ] && echo 200 || echo 120)}
@@ -130,7 +130,7 @@ EOF
     python bench.py config/fineweb_mixit.py --device=cuda --variants=standard,frozen_qk,frozen_mlp,mixit \
         --against=hf --batch_size=16 --json_out="$LOGS/bench.json" \
         --profile="$LOGS/profile" 2>&1 | tee "$LOGS/bench.txt"
-    # the output layer's softmax step eager (the six in-place passes) against compiled (GPT.fused_loss)
+    # the output layer's softmax step eager (the six in-place passes) against compiled (HeadLoss(fused=True))
     python bench.py config/fineweb_mixit.py --device=cuda --variants=standard --batch_size=16 --fused_loss=False \
         --json_out="$LOGS/bench_eager_head.json" 2>&1 | tee "$LOGS/bench_eager_head.txt"
     rm -f "$LOGS"/profile_*.json

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# What sharing one GPU costs the paper-size runs, which results/gpu/paper.sh trains side by side: one train.py
+# What sharing one GPU costs the paper-size runs, which experiments/gpu/paper.sh trains side by side: one train.py
 # run alone; N copies of it at once, taking turns on the GPU (time slices, its default); N copies under CUDA MPS
-# (results/gpu/common.sh: their kernels run at the same time); and the run alone drawing its own batches
+# (experiments/gpu/common.sh: their kernels run at the same time); and the run alone drawing its own batches
 # (--prefetch=0, the loop waiting for each draw). From the repository root, on a GPU machine with nothing else
 # running (an MPS daemon that runs is stopped first):
 #
-#   bash results/gpu/sharing.sh            # config/memorization_standard.py as its paper-size stage runs it, N=4
-#   CONFIG=config/khop_standard.py FLAGS=--micro_batch_size=128 bash results/gpu/sharing.sh
+#   bash experiments/gpu/sharing.sh            # config/memorization_standard.py as its paper-size stage runs it, N=4
+#   CONFIG=config/khop_standard.py FLAGS=--micro_batch_size=128 bash experiments/gpu/sharing.sh
 #
 # Every run makes ITERS steps (default 300), evaluated at the first and the last only, under a wall-clock limit of
 # TIME_S seconds (default 150). A run's ms/iter is the median of its train_log.jsonl records after the first, which
@@ -19,10 +19,10 @@
 # (default the stage's --micro_batch_size=32768) go to every run; DEVICE and EXTRA (more flags) make a CPU
 # rehearsal:
 #   DEVICE=cpu ITERS=30 N=2 EXTRA="--memorization_n_keys=32 --batch_size=64 --micro_batch_size=64 --n_layer=1
-#   --n_embd=32 --compile=False --dtype=float32" bash results/gpu/sharing.sh
+#   --n_embd=32 --compile=False --dtype=float32" bash experiments/gpu/sharing.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-source results/gpu/common.sh
+source experiments/gpu/common.sh
 CONFIG=${CONFIG:-config/memorization_standard.py}
 FLAGS=${FLAGS-"--micro_batch_size=32768"}
 N=${N:-4}

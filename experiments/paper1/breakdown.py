@@ -14,24 +14,23 @@ Per-group test accuracy of a trained checkpoint, for the paper-1 runs whose sing
           Last, each distinct test string of at most 4 characters: a few of them ((), (()), ()()) recur
           dozens of times in the test set and, without train_on_test, never in training.
 
-    python results/paper1/breakdown.py out/cpu/khop_standard/ckpt.pt --save=results/paper1/khop_standard/breakdown.json
+    python -m experiments.paper1.breakdown out/cpu/khop_standard/ckpt.pt --save=results/paper1/khop_standard/breakdown.json
 
-The test set is rebuilt from the checkpoint's own config (common.make_task), so it is the set its log.jsonl
+The test set is rebuilt from the checkpoint's own config (runconfig.make_task), so it is the set its log.jsonl
 reports on; a ckpt.pt of the trained weights only (checkpoint_frozen=False, the paper-size universal runs) has
-its frozen weights rebuilt from that config (common.model_from_checkpoint). Prints a table and, with --save,
+its frozen weights rebuilt from that config (checkpoint.model_from_checkpoint). Prints a table and, with --save,
 writes it as JSON (tables.py reads it). A missing or foreign checkpoint is one `error:` line (exit 2).
 """
 
 import json
-import os
 import sys
 
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..'))
-import tasks  # noqa: E402
-from common import load_checkpoint, make_task, model_from_checkpoint  # noqa: E402
+import tasks
+from checkpoint import load_checkpoint, model_from_checkpoint
+from runconfig import make_task
 
 
 def predictions(model, x, y, batch=256):
@@ -177,7 +176,8 @@ if __name__ == '__main__':
     args = [a for a in sys.argv[1:] if not a.startswith('--save=')]
     saves = [a.split('=', 1)[1] for a in sys.argv[1:] if a.startswith('--save=')]
     if len(args) != 1 or args[0].startswith('-'):
-        print("error: usage: python results/paper1/breakdown.py out_dir/ckpt.pt [--save=FILE.json]", file=sys.stderr)
+        print("error: usage: python -m experiments.paper1.breakdown out_dir/ckpt.pt [--save=FILE.json]",
+              file=sys.stderr)
         sys.exit(2)
     try:
         main(args[0], saves[0] if saves else '')

@@ -17,7 +17,7 @@ covariance sweeps' runs also covariance.json from `sde.py covariance`).
                              5e-4, at 32 2e-4); all three in the authors' depth-scaled block (depth_alpha=1) for
                              600 at 1e-3
     covariance512  Table 6:  the same models at initialisation at Table 8's shape (width 512, the GPT-2
-                             vocabulary, 2 to 32 layers) on data/gpu_lm (bash results/gpu/run.sh data), and
+                             vocabulary, 2 to 32 layers) on data/gpu_lm (bash experiments/gpu/run.sh data), and
                              MixiT, with and without its sink, in the depth-scaled block; no step is taken
                              (max_iters=0), so the covariance reported is the initialised model's
     lm             Tables 2, 9: WikiText-2 test log-perplexity of the four variants over 3 seeds, and of MixiT
@@ -25,10 +25,10 @@ covariance sweeps' runs also covariance.json from `sde.py covariance`).
     imdb           Table 3:  sentiment of whole IMDb reviews, test accuracy of the four variants over 3 seeds
     yelp           Table 3:  sentiment of Yelp sentences, test accuracy of the four variants, one seed
 
-    python results/paper1/sweeps.py list                      # every run, and whether its log is here
-    python results/paper1/sweeps.py run --sweep=depth         # train the runs that have no log yet, one at a time
-    python results/paper1/sweeps.py table                     # markdown tables beside the paper's numbers
-    python results/paper1/sweeps.py plot --out=assets/paper1_sweeps.png
+    python -m experiments.paper1.sweeps list                  # every run, and whether its log is here
+    python -m experiments.paper1.sweeps run --sweep=depth     # train the runs that have no log yet, one at a time
+    python -m experiments.paper1.sweeps table                 # markdown tables beside the paper's numbers
+    python -m experiments.paper1.sweeps plot --out=assets/paper1_sweeps.png
 
 Runs use one torch thread each (OMP_NUM_THREADS=1) on the CPU, or --threads of them (a long run alone on the
 machine); `run` skips a run whose log is already here.
@@ -40,10 +40,10 @@ import shutil
 import subprocess
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.join(HERE, '..', '..')
-sys.path.insert(0, ROOT)
-from configurator import fail, run_command  # noqa: E402
+from configurator import fail, run_command
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+RESULTS = os.path.join(ROOT, 'results', 'paper1')      # the runs' folders
 
 VARIANTS = ('standard', 'frozen_qk', 'frozen_mlp', 'mixit')
 
@@ -241,12 +241,12 @@ def command(name, config, flags, threads=1):
 
 def read_run(name):
     """The run's final log record (with covariance.json's numbers under 'covariance'), or None."""
-    path = os.path.join(HERE, name, 'log.jsonl')
+    path = os.path.join(RESULTS, name, 'log.jsonl')
     if not os.path.isfile(path):
         return None
     with open(path) as f:
         final = [json.loads(line) for line in f if line.strip()][-1]
-    cov = os.path.join(HERE, name, 'covariance.json')
+    cov = os.path.join(RESULTS, name, 'covariance.json')
     if os.path.isfile(cov):
         with open(cov) as f:
             final['covariance'] = json.load(f)
@@ -300,7 +300,7 @@ def list_runs():
     for sweep, (_, runs) in SWEEPS.items():
         for name, config, flags in runs:
             done = read_run(name)
-            cmd = (open(os.path.join(HERE, name, 'command.sh')).readline().strip() if done
+            cmd = (open(os.path.join(RESULTS, name, 'command.sh')).readline().strip() if done
                    else command(name, config, flags))
             print(f"{'done' if done else '    '}  {name:32s} {cmd}")
     return 0
@@ -332,7 +332,7 @@ def run(sweep='',       # the sweep to run: depth, heads, mmax, covariance, cova
         for step in steps:
             if subprocess.run(step, shell=True, cwd=ROOT).returncode:
                 fail(f"{name} failed: {step}")
-        dest = os.path.join(HERE, name)
+        dest = os.path.join(RESULTS, name)
         os.makedirs(dest, exist_ok=True)
         for file in ('log.jsonl', 'covariance.json'):
             if os.path.isfile(os.path.join(out_dir, file)):

@@ -3,13 +3,13 @@ The CPU-scale tables of docs/paper1.md, regenerated from the runs committed unde
 
 Every run is a folder results/paper1/<task>_<variant>[_<detail>]/ holding log.jsonl (train.py's evaluations;
 the last record is the reported result), command.sh (the command that made it) and, for k-hop and Dyck-1,
-breakdown.json (results/paper1/breakdown.py on the run's final checkpoint). Paper 1's numbers are printed
+breakdown.json (experiments/paper1/breakdown.py on the run's final checkpoint). Paper 1's numbers are printed
 beside ours; under memorization's runs, each setting run with several seeds (<run>, <run>_seed2, ...) gets a row
 of its seeds with their mean and standard deviation.
 
-    python results/paper1/tables.py            # every table, as markdown
-    python results/paper1/tables.py khop       # one task
-    python results/paper1/tables.py --plot=assets/paper1_breakdowns.png   # k-hop per k and Dyck-1 per length
+    python -m experiments.paper1.tables        # every table, as markdown
+    python -m experiments.paper1.tables khop   # one task
+    python -m experiments.paper1.tables --plot=assets/paper1_breakdowns.png   # k-hop per k and Dyck-1 per length
 """
 
 import json
@@ -18,7 +18,8 @@ import re
 import statistics
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+RESULTS = os.path.join(ROOT, 'results', 'paper1')      # the runs' folders
 VARIANTS = ('standard', 'frozen_qk', 'frozen_mlp', 'mixit')
 TASKS = ('decimal_addition', 'memorization', 'retrieval', 'modular_addition', 'dyck1', 'khop')
 
@@ -52,7 +53,7 @@ def read_jsonl(path):
         return [json.loads(line) for line in f if line.strip()]
 
 
-def runs(root=HERE):
+def runs(root=RESULTS):
     """Every run under root: dicts with name, task, variant, detail, final (the last log record), log (all
     records), command and breakdown (or None), in task order, then variant order, then name."""
     out = []
@@ -189,7 +190,7 @@ def _stored_bits(run):
             n = int(part.split('=', 1)[1])
     cfg = [p for p in run['command'].split() if p.endswith('.py') and p.startswith('config/')]
     if cfg and n == 512:
-        path = os.path.join(HERE, '..', '..', cfg[0])
+        path = os.path.join(ROOT, cfg[0])
         if os.path.isfile(path):
             for line in open(path):
                 if line.split('#')[0].replace(' ', '').startswith('memorization_n_keys='):

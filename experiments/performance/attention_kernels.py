@@ -6,8 +6,8 @@ v, over the whole square: the matmul work without the softmax). Prints each one'
 and its rate in the counted FLOPs (bench.py's convention: causal, (T+1)/2 positions per token), beside
 the rate of one square matmul.
 
-    python results/performance/attention_kernels.py            # T = 1024
-    python results/performance/attention_kernels.py 512
+    python -m experiments.performance.attention_kernels        # T = 1024
+    python -m experiments.performance.attention_kernels 512
 """
 
 import statistics

@@ -3,7 +3,7 @@ One chunk of the output layer's elementwise work (ChunkedHeadLoss: 333 rows of a
 logits, the log-softmax and its gradient in fp32), done two ways on a CPU:
 
   buffers:  widen the bf16 logits into an fp32 buffer, log_softmax(out=) into another, scale the gradient in
-            place and copy it back into the bf16 buffer (what model.py does);
+            place and copy it back into the bf16 buffer (what head_loss.py does);
   implicit: log_softmax(z, dtype=float32, out=) straight from the bf16 logits, and the scaled gradient written
             to the bf16 buffer by torch.mul(..., out=), of another dtype than its inputs.
 
@@ -11,7 +11,7 @@ The second has fewer ops but each of those two calls makes a full-size fp32 temp
 or computes into a temporary and copies into out), which a 64 MB allocation maps afresh every chunk. Prints the
 median ms per chunk over 13 chunks (a T = 512 step's), 5 repeats, each way twice.
 
-    python results/performance/head_chunk.py
+    python -m experiments.performance.head_chunk
 """
 
 import statistics

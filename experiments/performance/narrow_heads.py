@@ -5,19 +5,17 @@ it (heads of width 4: no fused kernel takes 16-bit heads narrower than 8, and SD
 and as model.sdpa runs it on a GPU (zero-padded to width 8, the flash kernel). Prints each one's median time,
 the SDPA backends that accept each shape, and the largest difference between the two outputs.
 
-    python results/performance/narrow_heads.py                 # on the GPU when there is one
-    python results/performance/narrow_heads.py --batch=100     # fewer sequences (a CPU: minutes at 1,000)
+    python -m experiments.performance.narrow_heads               # on the GPU when there is one
+    python -m experiments.performance.narrow_heads --batch=100   # fewer sequences (a CPU: minutes at 1,000)
 """
 
-import os
 import statistics
 import sys
 import time
 
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..'))
-from model import sdpa  # noqa: E402
+from model import sdpa
 
 B = 1000
 for arg in sys.argv[1:]:

@@ -1,15 +1,13 @@
-"""Wall time of bench.py's CPU peak measurement at cpu_peak_n = 4096 (common.cpu_matmul_size, then
-common.cpu_matmul_flops) for bf16 and fp32, and of train.py's dtype='auto' choice (common.auto_cpu_dtype).
+"""Wall time of bench.py's CPU peak measurement at cpu_peak_n = 4096 (hardware.cpu_matmul_size, then
+hardware.cpu_matmul_flops) for bf16 and fp32, and of train.py's dtype='auto' choice (hardware.auto_cpu_dtype).
 
-    python results/performance/auto_T1024_epyc_avx2/peak_time.py > peak_time.txt
+    python -m experiments.performance.peak_time > results/performance/auto_T1024_epyc_avx2/peak_time.txt
 """
-import os
-import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..'))
-import torch                                                                         # noqa: E402
-from common import auto_cpu_dtype, cpu_matmul_flops, cpu_matmul_size, cpu_model    # noqa: E402
+import torch
+
+from hardware import auto_cpu_dtype, cpu_matmul_flops, cpu_matmul_size, cpu_model
 
 print(f'{cpu_model()}, {torch.get_num_threads()} threads, torch {torch.__version__}')
 t0 = time.perf_counter()

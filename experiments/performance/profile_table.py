@@ -3,8 +3,8 @@ Where a training step's time goes, from a Chrome trace that `bench.py --profile=
 every aten op and every call of a compiled graph (its duration less that of the aten ops it called: in a
 compiled step, the time of inductor's own fused kernels), summed into a few groups.
 
-    python results/performance/profile_table.py out/bench/eager_standard.json [--vocab_size=50304]
-    python results/performance/profile_table.py results/performance/profile_T1024_eager/trace_standard.json.gz
+    python -m experiments.performance.profile_table out/bench/eager_standard.json [--vocab_size=50304]
+    python -m experiments.performance.profile_table results/performance/profile_T1024_eager/trace_standard.json.gz
 """
 
 import argparse

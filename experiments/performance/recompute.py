@@ -1,6 +1,6 @@
 """
 What a compiled training step's backward recomputes under three settings of the partitioner
-(common.partitioner_settings), at paper 1's LM shape (8 sequences of T, bf16 autocast, fused AdamW, gradient
+(hardware.partitioner_settings), at paper 1's LM shape (8 sequences of T, bf16 autocast, fused AdamW, gradient
 clipping): torch's defaults, a memory budget of 0.5 with pointwise recomputation, and pointwise recomputation
 alone (train.py's default). For each: the matmuls (aten::mm) and flash-attention forwards of one step, from
 a profiled step (the eager step makes 21 matmuls and one attention forward per layer, plus 3 per head chunk),
@@ -9,12 +9,11 @@ temporaries; the weights and optimizer state were live before) and the median of
 setting compiles afresh in the order given; the times are one process's, taken minutes apart: bench.py's
 interleaved runs are the speed comparison, these the counts and memory.
 
-    python results/performance/recompute.py 512
-    python results/performance/recompute.py 1024
+    python -m experiments.performance.recompute 512
+    python -m experiments.performance.recompute 1024
 """
 
 import gc
-import pathlib
 import statistics
 import sys
 import time
@@ -22,9 +21,8 @@ import time
 import torch
 import torch._functorch.config
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
-from common import ResidentPeak, partitioner_settings, release_free_memory   # noqa: E402
-from model import GPT, GPTConfig                                              # noqa: E402
+from hardware import ResidentPeak, partitioner_settings, release_free_memory
+from model import GPT, GPTConfig
 
 SETTINGS = {
     "torch's defaults": partitioner_settings(),

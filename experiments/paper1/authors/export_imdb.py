@@ -1,9 +1,9 @@
 """Export the IMDb token ids our committed runs train and test on (config/cpu/imdb_*.py: tasks.sentiment with
 <|endoftext|> first, the review's first 255 GPT-2 tokens, right-padded to 256 with a pad token of its own,
 compact vocabulary, class labels; test = the task_seed-0 2,000 of the 25,000 test reviews) for the authors'
-classifier (trainer_classifier.py, patched by patch.diff to read them as task `imdb_local`), so both sides see
-the same token ids. Runs with this repository's python, from its root:
-    python results/paper1/authors/export_imdb.py out/authors/imdb_256.npz
+classifier (trainer_classifier.py, patched by results/paper1/authors/patch.diff to read them as task
+`imdb_local`), so both sides see the same token ids. Runs with this repository's python, from its root:
+    python -m experiments.paper1.authors.export_imdb out/authors/imdb_256.npz
 Writes train_x (25000, 256), train_y (25000,), test_x (2000, 256), test_y (2000,), pad_id, vocab_size."""
 
 import os
@@ -11,8 +11,7 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
-import tasks  # noqa: E402
+import tasks
 
 
 class AllRows:

@@ -2,9 +2,10 @@
 # The authors' code for paper 1 (princeton-pli/MixiT) at the commit read for this repository, fetched outside it,
 # and an environment it runs in: their modeling_llama.py imports transformers internals of its time (>= 4.50;
 # 4.53 and later read the attention's is_causal flag, 5.x removed modules it imports).
-#   bash results/paper1/authors/fetch.sh [DIR]        # DIR: where to put it (default out/authors)
+#   bash experiments/paper1/authors/fetch.sh [DIR]    # DIR: where to put it (default out/authors)
 #   MIXIT_AUTHORS_DIR=DIR/MixiT DIR/venv/bin/python -m pytest -q tests/test_authors.py
-#   bash results/paper1/authors/run.sh DIR/MixiT DIR/venv/bin/python    # their trainers at our CPU size (README.md)
+#   bash experiments/paper1/authors/run.sh DIR/MixiT DIR/venv/bin/python    # their trainers at our CPU size
+#                                                                           #   (results/paper1/authors/README.md)
 set -euo pipefail
 COMMIT=22ce0299a96881d50734be22a5d63ca21894cd0d
 DIR=${1:-out/authors}

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The authors' own trainers (princeton-pli/MixiT at 22ce029, patched by patch.diff only to read local data, run on
 # one CPU thread and write log.jsonl) at the CPU size of this repository's committed runs, for the paper-1 claims
-# that do not reproduce here: same model size, data, steps, batch, learning rate and schedule, seed (README.md).
-# The *_replacement_* runs add replacement.diff for their length: training examples drawn with replacement, as ours.
-#   bash results/paper1/authors/fetch.sh out/authors
-#   bash results/paper1/authors/run.sh out/authors/MixiT out/authors/venv/bin/python [RUN ...]
+# that do not reproduce here: same model size, data, steps, batch, learning rate and schedule, seed
+# (results/paper1/authors/README.md, beside patch.diff and the runs). The *_replacement_* runs add replacement.diff
+# for their length: training examples drawn with replacement, as ours.
+#   bash experiments/paper1/authors/fetch.sh out/authors
+#   bash experiments/paper1/authors/run.sh out/authors/MixiT out/authors/venv/bin/python [RUN ...]
 # RUN: names below (default: every one, in order). From the repository root; OURPY (default python) is this
 # repository's python, used only by export_imdb.py. Results: results/paper1/authors/<RUN>/{log.jsonl,command.sh,
 # machine.txt}; the trainers' own output (stdout, output_dir) goes to WORK (default: next to the checkout, runs/).
@@ -15,18 +16,19 @@ PY=$(cd "$(dirname "$PY")" && pwd)/$(basename "$PY")
 shift 2
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../../.." && pwd)
+RESULTS=$ROOT/results/paper1/authors      # patch.diff, replacement.diff and the runs' records
 OURPY=${OURPY:-python}
 WORK=${WORK:-$(dirname "$SRC")/runs}
 mkdir -p "$WORK"
 
 # the patch, once
-if ! git -C "$SRC" apply --reverse --check "$HERE/patch.diff" 2>/dev/null; then
-    git -C "$SRC" apply "$HERE/patch.diff"
+if ! git -C "$SRC" apply --reverse --check "$RESULTS/patch.diff" 2>/dev/null; then
+    git -C "$SRC" apply "$RESULTS/patch.diff"
 fi
 
 VERSIONS='import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__)'
 run() {   # run NAME SCRIPT ARGS...: one run of their SCRIPT, from their checkout, one thread
-    local name=$1 out=$HERE/$1
+    local name=$1 out=$RESULTS/$1
     shift
     mkdir -p "$out" "$WORK/$name"
     lscpu | grep 'Model name' | sed 's/  */ /g' > "$out/machine.txt"
@@ -54,7 +56,7 @@ imdb_args() {
         --save_strategy=no --report_to=none --use_cpu=True
 }
 imdb() {   # imdb NAME SHAPED_ATTENTION [RUNNER: run (default) or replaced, below]
-    [ -f "$IMDB" ] || (cd "$ROOT" && OMP_NUM_THREADS=1 "$OURPY" "$HERE/export_imdb.py" "$IMDB")
+    [ -f "$IMDB" ] || (cd "$ROOT" && OMP_NUM_THREADS=1 "$OURPY" -m experiments.paper1.authors.export_imdb "$IMDB")
     # shellcheck disable=SC2046
     "${3:-run}" "$1" $(imdb_args "$1") --shaped_attention="$2"
 }
@@ -131,12 +133,12 @@ modadd_args() {   # modadd_args HEADS LR STEPS EVAL_STEPS [SEED]
 ALSO=''
 replaced() {   # replaced NAME ARGS...: run with replacement.diff on top of patch.diff (their Trainers then draw the
                # training examples with replacement, as ours, not in shuffled epochs), and take it off again
-    git -C "$SRC" apply "$HERE/replacement.diff"
+    git -C "$SRC" apply "$RESULTS/replacement.diff"
     local status=0
     ALSO=' + replacement.diff'
     run "$@" || status=$?
     ALSO=''
-    git -C "$SRC" apply --reverse "$HERE/replacement.diff"
+    git -C "$SRC" apply --reverse "$RESULTS/replacement.diff"
     return $status
 }
 

@@ -1,1 +1,1 @@
-python results/performance/attention_kernels.py
+python -m experiments.performance.attention_kernels

@@ -1,1 +1,1 @@
-python results/performance/head_chunk.py
+python -m experiments.performance.head_chunk

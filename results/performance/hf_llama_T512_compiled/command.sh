@@ -1,5 +1,5 @@
 python bench.py --against=hf --rounds=2 --block_size=512 --profile=out/bench/prof/T512_compiled --json_out=results/performance/hf_llama_T512_compiled/results.json
 gzip -c out/bench/prof/T512_compiled_standard.json > results/performance/hf_llama_T512_compiled/trace_standard.json.gz
 gzip -c out/bench/prof/T512_compiled_hf_llama.json > results/performance/hf_llama_T512_compiled/trace_hf_llama.json.gz
-python results/performance/profile_table.py results/performance/hf_llama_T512_compiled/trace_standard.json.gz > results/performance/hf_llama_T512_compiled/profile_table_standard.md
-python results/performance/profile_table.py results/performance/hf_llama_T512_compiled/trace_hf_llama.json.gz > results/performance/hf_llama_T512_compiled/profile_table_hf_llama.md
+python -m experiments.performance.profile_table results/performance/hf_llama_T512_compiled/trace_standard.json.gz > results/performance/hf_llama_T512_compiled/profile_table_standard.md
+python -m experiments.performance.profile_table results/performance/hf_llama_T512_compiled/trace_hf_llama.json.gz > results/performance/hf_llama_T512_compiled/profile_table_hf_llama.md

@@ -1,1 +1,1 @@
-python results/performance/recompute.py 1024
+python -m experiments.performance.recompute 1024

@@ -1,1 +1,1 @@
-python results/performance/recompute.py 512
+python -m experiments.performance.recompute 512

@@ -198,7 +198,7 @@ def test_resume_refuses_a_contradicting_flag(trained, monkeypatch, capsys):
         assert_one_line_error(result, message)
     result = run_script('train.py', ['config/cpu/dyck1_standard.py', f'--out_dir={trained}', '--init_from=resume'],
                         monkeypatch, capsys)                 # a config file of another task
-    assert_one_line_error(result, 'task=dyck1 (in config/cpu/dyck1_standard.py) contradicts')
+    assert_one_line_error(result, 'task=dyck1 (in config/cpu/dyck1.py) contradicts')
 
 
 def test_resume_without_the_config_takes_the_checkpoints(trained, tmp_path, monkeypatch, capsys):
@@ -375,9 +375,10 @@ def processes_running(text):
     return found
 
 
-@pytest.mark.parametrize('sig, prefetch', [(signal.SIGTERM, 0), (signal.SIGINT, 0), (signal.SIGTERM, 2)])
+@pytest.mark.parametrize('sig, prefetch', [(signal.SIGTERM, 0), (signal.SIGINT, 0), (signal.SIGHUP, 0),
+                                         (signal.SIGTERM, 2)])
 def test_a_signal_saves_and_resume_continues_exactly(sig, prefetch, tmp_path, monkeypatch, capsys):
-    """SIGTERM (a scheduler's preemption) or SIGINT (Ctrl-C): the run saves ckpt.pt after its step, says where it
+    """SIGTERM (a scheduler's preemption), SIGINT (Ctrl-C) or SIGHUP (a closed terminal): the run saves ckpt.pt after its step, says where it
     stopped, exits 128 + signal without a traceback, and --init_from=resume gives the uninterrupted run's losses.
     With a prefetching worker the signal goes to the whole process group, as `timeout` and a terminal send it:
     the checkpoint holds the data stream's state after the last batch trained on (not the worker's, ahead),

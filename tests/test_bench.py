@@ -1,4 +1,4 @@
-"""bench.py and fast training: the FLOP counter (model.GPT.flops_per_token) against a hand count and against the
+"""bench.py and fast training: the FLOP counter (hardware.flops_per_token) against a hand count and against the
 matmuls autograd actually runs (frozen weights get no weight-gradient matmul, MixiT no dA), the MixiT mixing
 against the plain broadcast matmul, torch.compile against eager (MixiT by default, every variant with SLOW=1),
 and bench.py end to end."""
@@ -15,7 +15,7 @@ import torch
 import torch._functorch.config
 from torch.utils.flop_counter import FlopCounterMode
 
-from hardware import partitioner_settings
+from hardware import flops_per_token, partitioner_settings
 from model import GPT, GPTConfig, VARIANTS, mixit_matrices
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -44,8 +44,8 @@ HAND = {
 
 @pytest.mark.parametrize('variant', VARIANTS)
 def test_flops_per_token_hand_count(variant):
-    assert tiny(variant).flops_per_token(8) == HAND[variant]
-    assert tiny(variant).flops_per_token(8, scored=0.25) == HAND[variant] - 0.75 * 3072   # the head at 1 token in 4
+    assert flops_per_token(tiny(variant), 8) == HAND[variant]
+    assert flops_per_token(tiny(variant), 8, scored=0.25) == HAND[variant] - 0.75 * 3072   # the head at 1 token in 4
 
 
 @pytest.mark.parametrize('variant', VARIANTS)
@@ -62,7 +62,7 @@ def test_flops_match_the_matmuls_autograd_runs(variant):
     a, L = model.transformer.h[0].attn, model.config.n_layer
     Tc = (T + 1) / 2
     core = 4 * Tc * a.n_head * a.v_dim if a.mixit else 6 * Tc * a.n_head * (a.head_dim + a.v_dim)
-    assert linears == pytest.approx(B * T * (model.flops_per_token(T) - L * core))
+    assert linears == pytest.approx(B * T * (flops_per_token(model, T) - L * core))
     if a.mixit:
         assert ops.get('aten.bmm', 0) == L * 2 * (2 * a.n_head * T * T * B * a.v_dim)
 
@@ -165,8 +165,8 @@ def test_bench_end_to_end(tmp_path):
     res = {x['variant']: x for x in json.load(open(out))['results']}
     assert set(res) == {'standard', 'mixit'} and all(len(x['times']) == 10 for x in res.values())
     m = tiny('mixit', n_embd=32, vocab_size=64, block_size=16)
-    assert res['mixit']['flops_per_token'] == m.flops_per_token(16)
-    predicted = res['standard']['flops_per_token'] / m.flops_per_token(16)
+    assert res['mixit']['flops_per_token'] == flops_per_token(m, 16)
+    predicted = res['standard']['flops_per_token'] / flops_per_token(m, 16)
     assert res['mixit']['predicted_speedup'] == pytest.approx(predicted)
     assert res['standard']['speedup'] == 1.0 and res['standard']['mfu'] > 0 and res['mixit']['cpu_share'] > 0
     for x in res.values():      # fp32 weights, AdamW's two moments and a step count per tensor, then the step

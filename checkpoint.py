@@ -10,6 +10,7 @@ import errno
 import hashlib
 import json
 import os
+import sys
 from dataclasses import fields
 
 import torch
@@ -23,13 +24,13 @@ TASK_KEYS = ['task', 'task_seed', 'fixed_train', 'train_on_test', 'n_train', 'n_
 
 # ----------------------------------------------------------------------------- reading
 
-def load_checkpoint(path, keys=('model', 'model_args'), trained_only=False):
+def load_checkpoint(path, keys=('model', 'model_args'), trained_only=False, mmap=False):
     """The dict that train.py saved at path (ckpt.pt or ckpt_best.pt), loaded onto the CPU with
     torch.load(weights_only=True): tensors and plain values only, nothing in the file is executed. keys: what
     it must hold; trained_only: whether a ckpt.pt of only the trained weights (train.py checkpoint_frozen=False;
     its 'frozen' holds the others' frozen_fingerprint) will do, as for resuming. Raises ValueError, one line
     naming the file, when the file is missing, a folder, empty, truncated, not a torch file, lacks one of keys,
-    or holds only the trained weights where trained_only is False."""
+    or holds only the trained weights where trained_only is False. mmap: map the tensors rather than read them."""
     if not os.path.exists(path):
         raise ValueError(f"{path} does not exist")
     if not os.path.isfile(path):
@@ -37,7 +38,7 @@ def load_checkpoint(path, keys=('model', 'model_args'), trained_only=False):
     if os.path.getsize(path) == 0:
         raise ValueError(f"{path} is empty (0 bytes), not a checkpoint")
     try:
-        obj = torch.load(path, map_location='cpu', weights_only=True)
+        obj = torch.load(path, map_location='cpu', weights_only=True, mmap=mmap)
     except Exception as e:     # zip / pickle / EOF errors of a truncated or foreign file
         raise ValueError(f"{path} is not a readable checkpoint (truncated, or not a torch file: "
                          f"{type(e).__name__})") from None
@@ -166,7 +167,32 @@ def resume(out_dir, config, given):
     if config['max_iters'] < checkpoint['iter_num']:
         raise ValueError(f"--max_iters={config['max_iters']} is before the checkpoint in {out_dir} "
                          f"(iteration {checkpoint['iter_num']})")
+    checkpoint['best_val_loss'] = best_so_far(out_dir)
     return checkpoint
+
+
+def best_so_far(out_dir):
+    """The val_loss that a resumed run's evaluations must beat to replace out_dir/ckpt_best.pt: the one recorded in
+    ckpt_best.pt itself, not ckpt.pt's best_val_loss, which is older when the run stopped between writing the two
+    (a kill, a full disk, an out-of-memory) and would let worse weights replace the best. inf when there is no
+    ckpt_best.pt, or (with a note) one that cannot be read: the next evaluation writes one."""
+    path = os.path.join(out_dir, 'ckpt_best.pt')
+    if not os.path.lexists(path):
+        return float('inf')
+    try:
+        return float(load_checkpoint(path, keys=('val_loss',), mmap=True)['val_loss'])
+    except (ValueError, TypeError) as e:
+        print(f"note: {e}; the next evaluation replaces it", file=sys.stderr)
+        return float('inf')
+
+
+def check_new_run(out_dir, overwrite):
+    """A new run (not resumed) into out_dir: raise ValueError, naming the files, when out_dir holds a run
+    (RUN_FILES) and overwrite is False."""
+    held = [n for n in RUN_FILES if os.path.lexists(os.path.join(out_dir, n))] if os.path.isdir(out_dir) else []
+    if held and not overwrite:
+        raise ValueError(f"{out_dir} holds a run ({', '.join(held)}): continue it with --init_from=resume, or "
+                         f"replace it with --overwrite=True")
 
 
 def same_model(checkpoint, model_args, out_dir):

@@ -127,19 +127,13 @@ except ValueError as e:
 
 # ----------------------------------------------------------------------------- out_dir: a new run or a resumed one
 ckpt_path, best_path = os.path.join(out_dir, 'ckpt.pt'), os.path.join(out_dir, 'ckpt_best.pt')
-iter_num, best_val_loss, ckpt = 0, float('inf'), None
-if init_from == 'resume':
-    try:
-        ckpt = checkpoint.resume(out_dir, config, cli_given)      # config takes the checkpoint's keys
-    except ValueError as e:
-        fail(e)
-    globals().update(config)
-    iter_num, best_val_loss = ckpt['iter_num'], ckpt['best_val_loss']
-elif os.path.isdir(out_dir) and not overwrite:
-    held = [n for n in checkpoint.RUN_FILES if os.path.exists(os.path.join(out_dir, n))]
-    if held:
-        fail(f"{out_dir} holds a run ({', '.join(held)}): continue it with --init_from=resume, or replace it "
-             f"with --overwrite=True")
+try:    # resumed: config takes the checkpoint's keys; new: out_dir may hold no run (unless --overwrite=True)
+    ckpt = checkpoint.resume(out_dir, config, cli_given) if init_from == 'resume' else \
+        checkpoint.check_new_run(out_dir, overwrite)
+except ValueError as e:
+    fail(e)
+globals().update(config)
+iter_num, best_val_loss = (ckpt['iter_num'], ckpt['best_val_loss']) if ckpt else (0, float('inf'))
 if checkpoint_interval is None:
     checkpoint_interval = eval_interval
 

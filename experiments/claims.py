@@ -1,0 +1,427 @@
+"""
+What reproduces: each paper's claims, results/paper<N>/claims.toml, read against the logs of the runs that test them.
+
+A claim is a table or figure of the paper and its row: the paper's number, the runs that test it (folders under
+results/), the metric and the step read from each run's log, the steps planned, and a verdict from a fixed
+vocabulary. The generator computes `ours` from the logs (never typed), renders one Markdown table per paper and
+rewrites the tables kept between marker comments (<!-- claims:paper1 --> ... <!-- /claims:paper1 --> in
+docs/paper1.md, <!-- claims:all --> ... in README.md).
+
+    python -m experiments.claims                  # every paper's table, printed
+    python -m experiments.claims paper2           # one paper's
+    python -m experiments.claims --write          # rewrite the tables in docs/paper*.md and README.md
+    python -m experiments.claims --check          # exit 1 with a one-line reason when a table is stale or a claim
+                                                  #   breaks a rule below (tests/test_claims.py runs it)
+
+A claim's fields (a [[claim.cell]] inherits every field it does not set from its claim):
+    id, where, claim, section   a slug, the paper's table or figure and row, the claim in a few words, and the
+                                heading of docs/paper<N>.md that holds its evidence (an anchor, without '#')
+    verdict, note               one of VERDICTS, and the reason in a few words
+    paper                       the paper's number (or a word, for a figure that gives none)
+    runs                        folders under results/; empty only for 'not run'
+    file, metric, scale, step   where the number is: file in the run folder (log.jsonl: one record per evaluation,
+                                with iter and val_* keys; results.json: one object), a key or a dotted path into
+                                the record or object (see value()), a factor (100 for accuracies, the default for
+                                val_acc and val_exact), and for log.jsonl the record: 'last' (default), an iter, or
+                                'min' / 'max' of the metric over the records
+    steps                       the steps planned; a run whose last record is short of them is shown stopped
+    check, tolerance, expect    what 'reproduced' and 'reproduced at CPU size only' require (holds()):
+      value     every cell: min(runs) - tolerance <= paper <= max(runs) + tolerance
+      at_least  every cell: paper <= min(runs) + tolerance (each run reaches the paper's number; for claims that a
+                model solves a task, where a higher number does not contradict the paper)
+      expect    a cell's own condition on every run, e.g. expect = '< 50' (the paper gives no number, or the claim
+                is that a model fails); with a numeric paper, the paper's number must meet it too
+      order     the cells' means in the paper's order (the cells sorted by paper number)
+      flat      max / min of the cells' means <= ratio;  rises: last cell's mean / first cell's mean >= ratio
+    tolerance is in the metric's units, at most MAX_TOLERANCE points for a percentage and MAX_TOLERANCE_REL of
+    the paper's number otherwise.
+"""
+
+import argparse
+import json
+import math
+import os
+import re
+import statistics
+import sys
+import tomllib
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PAPERS = ('paper1', 'paper2', 'paper3')
+VERDICTS = ('reproduced', 'reproduced at CPU size only', 'not reproduced', 'inconclusive', 'not run')
+REPRODUCED = VERDICTS[:2]
+CHECKS = ('value', 'at_least', 'expect', 'order', 'flat', 'rises')
+MAX_TOLERANCE = 2.0             # points, for percentages
+MAX_TOLERANCE_REL = 0.05        # of the paper's number, for other metrics
+PERCENT = ('val_acc', 'val_exact')
+README = 'README.md'
+
+
+class ClaimError(ValueError):
+    """A claims file that breaks a rule: its message is the one-line reason."""
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# reading
+
+def load(paper, root=ROOT):
+    """results/<paper>/claims.toml as a dict: title, doc, claims (each with its cells, every field resolved)."""
+    path = os.path.join(root, 'results', paper, 'claims.toml')
+    with open(path, 'rb') as f:
+        data = tomllib.load(f)
+    claims = []
+    for c in data.get('claim', []):
+        cells = c.get('cell') or [{}]
+        base = {k: v for k, v in c.items() if k != 'cell'}
+        c = dict(base, cells=[dict(base, **cell) for cell in cells])
+        for cell in c['cells']:
+            cell.setdefault('runs', [])
+            cell.setdefault('file', 'log.jsonl')
+            cell.setdefault('metric', 'val_acc')
+            cell.setdefault('scale', 100 if cell['metric'] in PERCENT else 1)
+            cell.setdefault('step', 'last')
+        claims.append(c)
+    return dict(paper=paper, title=data.get('title', paper), doc=data.get('doc', f'docs/{paper}.md'),
+                claims=claims, root=root)
+
+
+def read_jsonl(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def lookup(obj, path):
+    """obj at a dotted path; a list takes an integer index ('U.10.0.2' is obj['U']['10'][0][2]), a dict the longest
+    key that the path starts with (so 'ks.1.0.512' finds the key '1.0')."""
+    while path:
+        if isinstance(obj, list):
+            key, _, path = path.partition('.')
+            obj = obj[int(key)]
+            continue
+        keys = [k for k in obj if path == k or path.startswith(k + '.')]
+        if not keys:
+            raise KeyError(path)
+        key = max(keys, key=len)
+        obj, path = obj[key], path[len(key) + 1:]
+    return obj
+
+
+def offdiag(matrix):
+    n = len(matrix)
+    return [matrix[i][j] for i in range(n) for j in range(i + 1, n)]
+
+
+def value(obj, metric):
+    """A metric of one record or results object: a dotted path; 'a - b'; 'max(a)', 'min(a)' of a list;
+    'offdiag_corr(a, b)' (Pearson correlation of two square matrices' upper off-diagonal entries);
+    'sign_agree(a, b, t)' (the fraction of a's upper off-diagonal entries with |a| > t that have b's sign)."""
+    m = re.fullmatch(r'(\w+)\((.*)\)', metric.strip())
+    if m:
+        fn, args = m.group(1), [a.strip() for a in m.group(2).split(',')]
+        if fn in ('max', 'min'):
+            return (max if fn == 'max' else min)(lookup(obj, args[0]))
+        a, b = offdiag(lookup(obj, args[0])), offdiag(lookup(obj, args[1]))
+        if fn == 'offdiag_corr':
+            return statistics.correlation(a, b)
+        if fn == 'sign_agree':
+            big = [(x, y) for x, y in zip(a, b) if abs(x) > float(args[2])]
+            return sum((x > 0) == (y > 0) for x, y in big) / len(big)
+        raise ClaimError(f"unknown metric function {fn!r} in {metric!r}")
+    if ' - ' in metric:
+        a, b = metric.split(' - ', 1)
+        return value(obj, a) - value(obj, b)
+    return lookup(obj, metric.strip())
+
+
+def read_run(root, run, cell):
+    """(value, last iter or None) of one run for a cell: the cell's metric, scaled, at the cell's step."""
+    path = os.path.join(root, 'results', run, cell['file'])
+    if not os.path.isfile(path):
+        raise ClaimError(f"results/{run}/{cell['file']}: missing")
+    if not cell['file'].endswith('.jsonl'):
+        with open(path) as f:
+            return value(json.load(f), cell['metric']) * cell['scale'], None
+    records = [r for r in read_jsonl(path) if cell['metric'].split('.')[0] in r or '(' in cell['metric']]
+    if not records:
+        raise ClaimError(f"results/{run}/{cell['file']}: no record has {cell['metric']!r}")
+    step = cell['step']
+    if step == 'last':
+        rec = records[-1]
+    elif step in ('min', 'max'):
+        rec = (min if step == 'min' else max)(records, key=lambda r: value(r, cell['metric']))
+    else:
+        hits = [r for r in records if r.get('iter') == step]
+        if not hits:
+            raise ClaimError(f"results/{run}/{cell['file']}: no record at iter {step}")
+        rec = hits[-1]
+    return value(rec, cell['metric']) * cell['scale'], records[-1].get('iter')
+
+
+def measure(claims):
+    """Every cell's values and last iters from its runs, in place (cell['values'], cell['iters'])."""
+    for c in claims['claims']:
+        for cell in c['cells']:
+            got = [read_run(claims['root'], run, cell) for run in cell['runs']]
+            cell['values'] = [v for v, _ in got]
+            cell['iters'] = [i for _, i in got]
+    return claims
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# the rules
+
+def meets(x, condition):
+    """x against a condition such as '< 50', '>= 90', 'abs < 2'."""
+    m = re.fullmatch(r'\s*(abs\s+)?(<=|>=|<|>)\s*(-?[\d.]+)\s*', condition)
+    if not m:
+        raise ClaimError(f"bad expect {condition!r}")
+    x = abs(x) if m.group(1) else x
+    bound = float(m.group(3))
+    return {'<': x < bound, '<=': x <= bound, '>': x > bound, '>=': x >= bound}[m.group(2)]
+
+
+def numeric(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def holds(c):
+    """(True, '') when the runs show what the paper claims, by the claim's check; else (False, the reason)."""
+    check = c.get('check', 'value')
+    cells = [cell for cell in c['cells'] if cell['values']]
+    if not cells:
+        return False, 'no runs'
+    for cell in cells:
+        lo, hi, paper = min(cell['values']), max(cell['values']), cell.get('paper')
+        tol = cell.get('tolerance', 0.0)
+        label = cell.get('label', c['id'])
+        if 'expect' in cell:
+            bad = [v for v in cell['values'] if not meets(v, cell['expect'])]
+            if bad:
+                return False, f"{label}: {bad[0]:.4g} does not meet {cell['expect']!r}"
+            if numeric(paper) and not meets(paper, cell['expect']):
+                return False, f"{label}: the paper's {paper} does not meet {cell['expect']!r}"
+        elif check == 'value' and numeric(paper) and not lo - tol <= paper <= hi + tol:
+            return False, f"{label}: the paper's {paper} is outside [{lo - tol:.4g}, {hi + tol:.4g}]"
+        elif check == 'at_least' and numeric(paper) and paper > lo + tol:
+            return False, f"{label}: a run ({lo:.4g}) is short of the paper's {paper} by more than {tol}"
+    means = [statistics.fmean(cell['values']) for cell in cells]
+    if check == 'order':
+        ranked = [cell for cell in cells if numeric(cell.get('paper'))]
+        by_paper = sorted(range(len(ranked)), key=lambda i: ranked[i]['paper'])
+        by_ours = sorted(range(len(ranked)), key=lambda i: statistics.fmean(ranked[i]['values']))
+        if by_paper != by_ours:
+            return False, 'the runs do not order the cells as the paper does'
+    if check == 'flat' and max(means) / min(means) > c['ratio']:
+        return False, f"max / min = {max(means) / min(means):.3g} > {c['ratio']}"
+    if check == 'rises' and means[-1] / means[0] < c['ratio']:
+        return False, f"last / first = {means[-1] / means[0]:.3g} < {c['ratio']}"
+    return True, ''
+
+
+def validate(claims):
+    """Raise ClaimError (its message one line) when a claim breaks a rule: an unknown verdict or check, a missing
+    run, a run listed for 'not run' or none for another verdict, a tolerance that is not small, a repeated id, or a
+    'reproduced' verdict whose runs do not show the paper's number (holds())."""
+    paper, seen = claims['paper'], set()
+    for c in claims['claims']:
+        where = f"results/{paper}/claims.toml, claim {c.get('id', '?')!r}"
+        for key in ('id', 'where', 'claim', 'verdict', 'section'):
+            if key not in c:
+                raise ClaimError(f"{where}: no {key}")
+        if c['id'] in seen:
+            raise ClaimError(f"{where}: the id is used twice")
+        seen.add(c['id'])
+        if c['verdict'] not in VERDICTS:
+            raise ClaimError(f"{where}: verdict {c['verdict']!r} is not one of {', '.join(VERDICTS)}")
+        if c.get('check', 'value') not in CHECKS:
+            raise ClaimError(f"{where}: check {c['check']!r} is not one of {', '.join(CHECKS)}")
+        runs = [run for cell in c['cells'] for run in cell['runs']]
+        if (c['verdict'] == 'not run') != (not runs):
+            raise ClaimError(f"{where}: 'not run' and only it lists no runs")
+        if c['verdict'] != 'reproduced' and 'note' not in c:
+            raise ClaimError(f"{where}: a verdict other than 'reproduced' needs a note")
+        for run in runs:
+            if not os.path.isdir(os.path.join(claims['root'], 'results', run)):
+                raise ClaimError(f"{where}: results/{run} is missing")
+        for cell in c['cells']:
+            tol, number = cell.get('tolerance', 0.0), cell.get('paper')
+            limit = MAX_TOLERANCE if cell['scale'] == 100 or cell.get('unit') == '%' else \
+                MAX_TOLERANCE_REL * abs(number) if numeric(number) else 0.0
+            if tol > limit:
+                raise ClaimError(f"{where}: tolerance {tol} is above {limit:.3g}")
+        if c['verdict'] in REPRODUCED:
+            ok, why = holds(c)
+            if not ok:
+                raise ClaimError(f"{where}: verdict {c['verdict']!r} but {why}")
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# rendering
+
+def fmt(x, digits):
+    return f"{x:,.{digits}f}".replace('-', '−')
+
+
+def fmt_paper(x, digits):
+    if not numeric(x):
+        return str(x)
+    s = f"{x:g}" if abs(x) < 1e5 else f"{x:,}"
+    return s.replace('-', '−')
+
+
+def cell_text(cell):
+    """A cell's values as the table shows them: one value; two as 'a, b'; more as 'min–max (n runs)'; with
+    ', at <iter> of <steps> steps' when a run stopped short of the steps planned."""
+    vals, digits = cell['values'], cell.get('digits', 1)
+    if not vals:
+        return '—'
+    if len(vals) <= 2:
+        s = ', '.join(fmt(v, digits) for v in vals)
+    elif fmt(min(vals), digits) == fmt(max(vals), digits):
+        s = f"{fmt(min(vals), digits)} ({len(vals)} runs)"
+    else:
+        s = f"{fmt(min(vals), digits)}–{fmt(max(vals), digits)} ({len(vals)} runs)"
+    steps = cell.get('steps')
+    iters = [i for i in cell['iters'] if i is not None]
+    if steps and iters and min(iters) < steps:
+        lo, hi = min(iters), max(iters)
+        s += f", at {lo:,}{'' if lo == hi else f'–{hi:,}'} of {steps:,} steps"
+    return s
+
+
+def row(c, link):
+    labelled = any('label' in cell for cell in c['cells'])
+    ours = '; '.join((f"{cell['label']}: " if 'label' in cell else '') + cell_text(cell) for cell in c['cells'])
+    papers = [fmt_paper(cell['paper'], cell.get('digits', 1)) for cell in c['cells'] if 'paper' in cell]
+    paper = ' / '.join(dict.fromkeys(papers)) if not labelled else ' / '.join(papers)
+    verdict = f"**{c['verdict']}**" + (f": {c['note']}" if c.get('note') else '')
+    cells = [f"[{c['where']}]({link}#{c['section']}): {c['claim']}", paper or '—', ours, verdict]
+    return '| ' + ' | '.join(x.replace('|', '\\|') for x in cells) + ' |'
+
+
+def counts(claims):
+    n = {v: 0 for v in VERDICTS}
+    for c in claims['claims']:
+        n[c['verdict']] += 1
+    return n
+
+
+def counts_line(claims):
+    n = counts(claims)
+    return f"{len(claims['claims'])} claims: " + ', '.join(f"{k} {v}" for k, v in n.items() if v)
+
+
+def render(claims, link=''):
+    """A paper's table: claim | paper | ours | verdict, then the counts per verdict."""
+    lines = ['| claim | paper | ours | verdict |', '|---|---|---|---|']
+    lines += [row(c, link) for c in claims['claims']]
+    return '\n'.join(lines + ['', counts_line(claims) + '.'])
+
+
+def render_readme(all_claims):
+    """README's table: each paper's headline claims (headline = true), one line each, verdict only; then each
+    paper's counts per verdict over all its claims."""
+    lines = ['| claim | paper | ours | verdict |', '|---|---|---|---|']
+    for claims in all_claims:
+        n = claims['paper'][-1]
+        for c in claims['claims']:
+            if c.get('headline'):
+                r = row(dict(c, note='', where=f"{n}: {c['where']}"), claims['doc'])
+                lines.append(r)
+    lines.append('')
+    for claims in all_claims:
+        lines.append(f"- [{claims['title']}]({claims['doc']}): {counts_line(claims)}.")
+    return '\n'.join(lines)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# the tables in the docs
+
+def block(text, name):
+    """(start, end) of the text between <!-- claims:name --> and <!-- /claims:name -->, or None."""
+    start, end = f'<!-- claims:{name} -->', f'<!-- /claims:{name} -->'
+    i, j = text.find(start), text.find(end)
+    if i < 0 or j < i:
+        return None
+    return i + len(start), j
+
+
+def targets(all_claims):
+    """[(file, marker name, rendered table)] for every table kept in the docs."""
+    out = [(c['doc'], c['paper'], render(c)) for c in all_claims]
+    if len(all_claims) == len(PAPERS):
+        out.append((README, 'all', render_readme(all_claims)))
+    return out
+
+
+def stale(root, all_claims):
+    """The first table in the docs that differs from its rendering, as a one-line reason, or None."""
+    for doc, name, table in targets(all_claims):
+        with open(os.path.join(root, doc)) as f:
+            text = f.read()
+        span = block(text, name)
+        if span is None:
+            return f"{doc}: no <!-- claims:{name} --> ... <!-- /claims:{name} --> block"
+        if text[span[0]:span[1]].strip('\n') != table:
+            return f"{doc}: the claims table differs from the logs' (python -m experiments.claims --write)"
+    return None
+
+
+def write(root, all_claims):
+    """Rewrite every table in the docs in place; returns the files changed."""
+    changed = []
+    for doc, name, table in targets(all_claims):
+        path = os.path.join(root, doc)
+        with open(path) as f:
+            text = f.read()
+        span = block(text, name)
+        if span is None:
+            raise ClaimError(f"{doc}: no <!-- claims:{name} --> ... <!-- /claims:{name} --> block")
+        new = text[:span[0]] + '\n' + table + '\n' + text[span[1]:]
+        if new != text:
+            with open(path, 'w') as f:
+                f.write(new)
+            changed.append(doc)
+    return changed
+
+
+def load_all(papers=PAPERS, root=ROOT):
+    """Every paper's claims, read and measured; raises ClaimError on a broken claim."""
+    all_claims = [measure(load(p, root)) for p in papers]
+    for claims in all_claims:
+        validate(claims)
+    return all_claims
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    ap.add_argument('papers', nargs='*', default=list(PAPERS), help='paper1, paper2, paper3 (default: all)')
+    ap.add_argument('--write', action='store_true', help='rewrite the tables in docs/paper*.md and README.md')
+    ap.add_argument('--check', action='store_true', help='exit 1 when a table there is stale or a claim broken')
+    ap.add_argument('--root', default=ROOT, help='the repository (default: this one)')
+    args = ap.parse_args(argv)
+    for p in args.papers:
+        if p not in PAPERS:
+            ap.error(f"unknown paper {p!r}: one of {', '.join(PAPERS)}")
+    try:
+        all_claims = load_all(args.papers, args.root)
+        if args.write:
+            for doc in write(args.root, all_claims):
+                print(f"wrote {doc}")
+        elif args.check:
+            reason = stale(args.root, all_claims)
+            if reason:
+                print(reason)
+                return 1
+            print(f"claims tables current: {', '.join(counts_line(c) for c in all_claims)}")
+        else:
+            for claims in all_claims:
+                print(f"## {claims['title']}\n\n{render(claims, claims['doc'])}\n")
+    except (ClaimError, OSError, KeyError, IndexError, tomllib.TOMLDecodeError) as e:
+        print(f"{type(e).__name__}: {e}" if not isinstance(e, ClaimError) else str(e))
+        return 1
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -2,7 +2,7 @@
 # command line, everything else as config/dyck1_mixit.py (Table 8: 4 layers, lr 1e-3, batch 512).
 # torchrun --standalone --nproc_per_node=8 train.py config/table11_dyck1_mixit.py --n_head=64
 # 512 sequences/iter = 64 micro-batch x 1 accum x 8 GPUs (1 GPU: the same batch, 8x the accumulation).
-# Steps: not given by the paper; 20,000 here. CPU size: results/paper1/sweeps.py's heads sweep.
+# Steps: not given by the paper; 20,000 here. CPU size: experiments/paper1/sweeps.py's heads sweep.
 
 task = 'dyck1'
 dyck1_max_len = 40

@@ -3,7 +3,7 @@
 # its four variants include:
 # python train.py config/cpu/khop_<variant>.py
 # 64 sequences/iter x 33 tokens, one process (torchrun splits the same batch). Accuracy per k beside the
-# "copy the current character" rate: python results/paper1/breakdown.py out/cpu/khop_<variant>/ckpt.pt
+# "copy the current character" rate: python -m experiments.paper1.breakdown out/cpu/khop_<variant>/ckpt.pt
 
 task = 'khop'
 khop_k = -1

@@ -1,7 +1,7 @@
 # Paper 1, Table 11 at CPU scale: MixiT's accuracy against heads at a fixed width, decimal addition; heads on the
 # command line, up to 64 (heads of width 1).
 # python train.py config/cpu/table11_decimal_addition_mixit.py --n_head=16
-# python results/paper1/sweeps.py run --sweep=heads     # 4, 16, 64 heads; docs/paper1.md#heads
+# python -m experiments.paper1.sweeps run --sweep=heads     # 4, 16, 64 heads; docs/paper1.md#heads
 # 128 sequences/iter x 13 tokens (two 3-digit numbers, the paper: 10 digits), one process.
 
 task = 'decimal_addition'

@@ -6,7 +6,7 @@
 # from scratch, depth on the command line.
 # python train.py config/cpu/table5_<variant>.py --n_layer=8
 # --depth_alpha=1: the depth-scaled block (depth.py's depth_alpha, which the authors' depth runner leaves at 0)
-# python results/paper1/sweeps.py run --sweep=depth     # depths 2, 4, 8 of both, 3 seeds; docs/paper1.md#depth
+# python -m experiments.paper1.sweeps run --sweep=depth     # depths 2, 4, 8 of both, 3 seeds; docs/paper1.md#depth
 # 128 sequences/iter x 13 tokens (two 3-digit numbers, the paper: 10 digits), one process.
 
 task = 'decimal_addition'

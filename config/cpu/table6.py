@@ -3,7 +3,7 @@
 # table6_random.py include; depth set on the command line.
 # python train.py config/cpu/table6_<variant>.py --n_layer=8
 # python sde.py covariance out/cpu/table6_<variant>/ckpt.pt
-# python results/paper1/sweeps.py run --sweep=covariance   # depths 2, 4, 8, 16 of random and MixiT
+# python -m experiments.paper1.sweeps run --sweep=covariance   # depths 2, 4, 8, 16 of random and MixiT
 # 16 windows of 128 tokens per iter (WikiText-2 validation, the test split held out), 100 steps.
 
 task = 'lm'

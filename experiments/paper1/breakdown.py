@@ -14,7 +14,8 @@ Per-group test accuracy of a trained checkpoint, for the paper-1 runs whose sing
           Last, each distinct test string of at most 4 characters: a few of them ((), (()), ()()) recur
           dozens of times in the test set and, without train_on_test, never in training.
 
-    python -m experiments.paper1.breakdown out/cpu/khop_standard/ckpt.pt --save=results/paper1/khop_standard/breakdown.json
+    python -m experiments.paper1.breakdown out/cpu/khop_standard/ckpt.pt \
+        --save=results/paper1/khop_standard/breakdown.json
 
 The test set is rebuilt from the checkpoint's own config (runconfig.make_task), so it is the set its log.jsonl
 reports on; a ckpt.pt of the trained weights only (checkpoint_frozen=False, the paper-size universal runs) has

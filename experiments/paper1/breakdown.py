@@ -19,7 +19,8 @@ Per-group test accuracy of a trained checkpoint, for the paper-1 runs whose sing
 
 The test set is rebuilt from the checkpoint's own config (runconfig.make_task), so it is the set its log.jsonl
 reports on; a ckpt.pt of the trained weights only (checkpoint_frozen=False, the paper-size universal runs) has
-its frozen weights rebuilt from that config (checkpoint.model_from_checkpoint). Prints a table and, with --save,
+its frozen weights rebuilt from that config (checkpoint.model_from_checkpoint, paper 2's construction
+written by universal.write_construction). Prints a table and, with --save,
 writes it as JSON (tables.py reads it). A missing or foreign checkpoint is one `error:` line (exit 2).
 """
 
@@ -32,6 +33,7 @@ import torch
 import tasks
 from checkpoint import load_checkpoint, model_from_checkpoint
 from runconfig import make_task
+from universal import write_construction
 
 
 def predictions(model, x, y, batch=256):
@@ -133,7 +135,7 @@ def addition_breakdown(pred, y):
 
 def main(ckpt_path, save=''):
     ck = load_checkpoint(ckpt_path, keys=('model', 'model_args', 'config'), trained_only=True)
-    model = model_from_checkpoint(ck, ckpt_path)
+    model = model_from_checkpoint(ck, ckpt_path, construct=write_construction)
     config = ck['config']
     task = make_task(config)
     x, y = task.eval_set()

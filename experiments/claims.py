@@ -20,10 +20,11 @@ A claim's fields (a [[claim.cell]] inherits every field it does not set from its
     paper                       the paper's number (or a word, for a figure that gives none)
     runs                        folders under results/; empty only for 'not run'
     file, metric, scale, step   where the number is: file in the run folder (log.jsonl: one record per evaluation,
-                                with iter and val_* keys; results.json: one object), a key or a dotted path into
-                                the record or object (see value()), a factor (100 for accuracies, the default for
-                                val_acc and val_exact), and for log.jsonl the record: 'last' (default), an iter, or
-                                'min' / 'max' of the metric over the records
+                                with iter and val_* keys; results.json: one object; a text log), a key or a dotted
+                                path into the record or object (see value()) or, for a text log, 're:<regex>' whose
+                                group's matches are reduced by `reduce` (max, min or count; default max), a factor
+                                (100 for accuracies, the default for val_acc and val_exact), and for log.jsonl the
+                                record: 'last' (default), an iter, or 'min' / 'max' of the metric over the records
     steps                       the steps planned; a run whose last record is short of them is shown stopped
     check, tolerance, expect    what 'reproduced' and 'reproduced at CPU size only' require (holds()):
       value     every cell: min(runs) - tolerance <= paper <= max(runs) + tolerance
@@ -115,7 +116,12 @@ def value(obj, metric):
     """A metric of one record or results object: a dotted path; 'a - b'; 'max(a)', 'min(a)' of a list;
     'offdiag_corr(a, b)' (Pearson correlation of two square matrices' upper off-diagonal entries);
     'sign_agree(a, b, t)' (the fraction of a's upper off-diagonal entries with |a| > t that have b's sign)."""
-    m = re.fullmatch(r'(\w+)\((.*)\)', metric.strip())
+    depth, metric = 0, metric.strip()
+    for i, ch in enumerate(metric):                 # 'a - b' at the top level, outside any call's parentheses
+        depth += {'(': 1, ')': -1}.get(ch, 0)
+        if depth == 0 and metric.startswith(' - ', i):
+            return value(obj, metric[:i]) - value(obj, metric[i + 3:])
+    m = re.fullmatch(r'(\w+)\((.*)\)', metric)
     if m:
         fn, args = m.group(1), [a.strip() for a in m.group(2).split(',')]
         if fn in ('max', 'min'):
@@ -127,10 +133,7 @@ def value(obj, metric):
             big = [(x, y) for x, y in zip(a, b) if abs(x) > float(args[2])]
             return sum((x > 0) == (y > 0) for x, y in big) / len(big)
         raise ClaimError(f"unknown metric function {fn!r} in {metric!r}")
-    if ' - ' in metric:
-        a, b = metric.split(' - ', 1)
-        return value(obj, a) - value(obj, b)
-    return lookup(obj, metric.strip())
+    return lookup(obj, metric)
 
 
 def read_run(root, run, cell):
@@ -138,6 +141,12 @@ def read_run(root, run, cell):
     path = os.path.join(root, 'results', run, cell['file'])
     if not os.path.isfile(path):
         raise ClaimError(f"results/{run}/{cell['file']}: missing")
+    if cell['metric'].startswith('re:'):
+        with open(path) as f:
+            found = [float(x) for x in re.findall(cell['metric'][3:], f.read())]
+        if not found:
+            raise ClaimError(f"results/{run}/{cell['file']}: nothing matches {cell['metric']!r}")
+        return {'max': max, 'min': min, 'count': len}[cell.get('reduce', 'max')](found) * cell['scale'], None
     if not cell['file'].endswith('.jsonl'):
         with open(path) as f:
             return value(json.load(f), cell['metric']) * cell['scale'], None
@@ -172,7 +181,7 @@ def measure(claims):
 
 def meets(x, condition):
     """x against a condition such as '< 50', '>= 90', 'abs < 2'."""
-    m = re.fullmatch(r'\s*(abs\s+)?(<=|>=|<|>)\s*(-?[\d.]+)\s*', condition)
+    m = re.fullmatch(r'\s*(abs\s+)?(<=|>=|<|>)\s*(-?[\d.]+(?:e-?\d+)?)\s*', condition)
     if not m:
         raise ClaimError(f"bad expect {condition!r}")
     x = abs(x) if m.group(1) else x
@@ -259,7 +268,9 @@ def validate(claims):
 # rendering
 
 def fmt(x, digits):
-    return f"{x:,.{digits}f}".replace('-', '−')
+    """x with `digits` decimals, or in e-notation when it is below 1e-3 in magnitude (and not 0)."""
+    s = f"{x:.1e}" if 0 < abs(x) < 1e-3 else f"{x:,.{digits}f}"
+    return s.replace('-', '−')
 
 
 def fmt_paper(x, digits):

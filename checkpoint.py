@@ -51,6 +51,14 @@ def load_checkpoint(path, keys=('model', 'model_args'), trained_only=False, mmap
     return obj
 
 
+def saved_iteration(path):
+    """The iteration of the checkpoint at path (its iter_num), or None when there is none that can be read."""
+    try:
+        return int(torch.load(path, map_location='cpu', weights_only=True, mmap=True)['iter_num'])
+    except Exception:
+        return None
+
+
 def load_weights(model, state_dict, path, without=()):
     """model.load_state_dict(state_dict) (weights read from path); without: names of the model's weights that
     state_dict leaves out (a ckpt.pt's frozen ones), which keep their values. Raises ValueError naming path and

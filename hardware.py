@@ -5,6 +5,7 @@ settings that make a step faster on it (TF32, glibc's allocator, what a compiled
 """
 
 import ctypes
+import datetime
 import functools
 import json
 import os
@@ -35,12 +36,16 @@ def resolve_device(device):
     return device, device_type
 
 
-def init_process_group(device, device_type, backend, batch_size):
+def init_process_group(device, device_type, backend, batch_size, timeout=600.0):
     """Join torchrun's process group (RANK, LOCAL_RANK, WORLD_SIZE in the environment): backend '' is nccl on
     CUDA, gloo on a CPU; on CUDA each local rank takes its GPU (gloo lets several share one, a test of the
-    multi-process logic). Returns (rank, world_size, device). Raises ValueError when batch_size does not divide
-    among the processes, or NCCL finds no GPU for a rank."""
+    multi-process logic). timeout: seconds a collective waits for the other processes before it fails (gloo:
+    raises RuntimeError, which run_guard.collective_faults reports; NCCL: its watchdog ends the process). Returns
+    (rank, world_size, device). Raises ValueError when batch_size does not divide among the processes, timeout is
+    not > 0, or NCCL finds no GPU for a rank."""
     rank, local_rank, world_size = (int(os.environ[k]) for k in ('RANK', 'LOCAL_RANK', 'WORLD_SIZE'))
+    if not timeout > 0:
+        raise ValueError(f"--ddp_timeout must be > 0 (seconds), got {timeout}")
     if batch_size % world_size:
         raise ValueError(f"--batch_size={batch_size} must be divisible by the number of processes ({world_size})")
     backend = backend or ('nccl' if device_type == 'cuda' else 'gloo')
@@ -52,7 +57,8 @@ def init_process_group(device, device_type, backend, batch_size):
         device = f'cuda:{local_rank % torch.cuda.device_count()}'
         torch.cuda.set_device(device)
     torch.distributed.init_process_group(backend=backend,      # with device_id, NCCL binds the rank's GPU
-                                         device_id=torch.device(device) if backend == 'nccl' else None)
+                                         device_id=torch.device(device) if backend == 'nccl' else None,
+                                         timeout=datetime.timedelta(seconds=timeout))
     return rank, world_size, device
 
 

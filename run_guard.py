@@ -1,14 +1,18 @@
 """
 What keeps a run safe from the outside: one run per out_dir (a lock), a stop asked by a signal saving the run
-after its step, and a model that would not fit refused before it is built.
+after its step, a process of the run that stopped or ended reported rather than waited for, and a model that would
+not fit refused before it is built.
 """
 
 import os
 import signal
 import sys
+import traceback
+from contextlib import contextmanager
 
 import torch
 
+from checkpoint import saved_iteration
 from hardware import available_memory
 from head_loss import loss_chunk_rows
 from model import GPT
@@ -71,6 +75,53 @@ class StopSignals:
     def __exit__(self, *exc):
         for sig, handler in self.before.items():
             signal.signal(sig, handler)
+
+
+def fault(message, status=3):
+    """End the run on a fault met while it ran (not bad input, which configurator.fail reports with status 2): one
+    line `error: message` on stderr, exit status 3."""
+    print(f"error: {message}", file=sys.stderr, flush=True)
+    sys.exit(status)
+
+
+def last_checkpoint(ckpt_path):
+    """Where a run that ends on a fault stands, in words: the iteration of its last complete ckpt.pt."""
+    it = saved_iteration(ckpt_path)
+    return (f"{ckpt_path} is from iteration {it}: continue with --init_from=resume" if it is not None else
+            f"no {os.path.basename(ckpt_path)} was saved yet")
+
+
+def failed_collective(e):
+    """The name of the collective of torch.distributed that raised e (gloo's RuntimeError), with whether it timed
+    out (a process stopped or stuck) or lost its peer (a process ended); None for any other exception."""
+    text = str(e).lower()
+    timed_out = 'timed out' in text or 'timeout' in text
+    lost = any(s in text for s in ('connection closed', 'connection reset', 'broken pipe', 'connection refused'))
+    if not (isinstance(e, RuntimeError) and (timed_out or lost) and torch.distributed.is_initialized()):
+        return None
+    frames = traceback.extract_tb(e.__traceback__)
+    names = [f.name for f in frames if f.filename.endswith('distributed_c10d.py')]
+    name = names[-1] if names else "DDP's gradient all-reduce" if any(f.name == 'backward' for f in frames) else \
+        'a collective'
+    return name, timed_out
+
+
+@contextmanager
+def collective_faults(ckpt_path, timeout):
+    """Under torchrun, a collective that fails while this is open ends the process with one line (fault, exit 3)
+    naming it, why (it waited timeout seconds: a process of the run stopped or stuck; or another process ended) and
+    the iteration of the last complete ckpt.pt (rank 0 writes it between steps, never half a step), rather than
+    a traceback, or, without a timeout, waiting for ever."""
+    try:
+        yield
+    except RuntimeError as e:
+        found = failed_collective(e)
+        if found is None:
+            raise
+        (name, timed_out), rank = found, torch.distributed.get_rank()
+        why = (f"timed out after {timeout:g} s (a rank stopped or stuck?)" if timed_out else
+               f"failed: another process of the run ended ({str(e).split('] ')[-1].split('.')[0][:80]})")
+        fault(f"rank {rank}: {name} {why}; {last_checkpoint(ckpt_path)}")
 
 
 def memory_estimate(config, micro_batch_size, T, dtype, device_type):

@@ -40,7 +40,7 @@ from hardware import (allow_tf32, flops_per_token, init_process_group, keep_free
 from head_loss import HeadLoss
 from model import GPT, GPTConfig
 from prefetch import batches, default_prefetch
-from run_guard import StopSignals, check_memory, lock_dir
+from run_guard import StopSignals, check_memory, collective_faults, lock_dir
 from runconfig import check_train_flags, make_task, model_args as make_model_args
 from tasks import crop_unscored
 
@@ -109,6 +109,7 @@ min_lr_ratio = 0.1              # the decay ends at learning_rate * min_lr_ratio
 # ----------------------------------------------------------------------------- system
 device = 'auto'                 # auto | cpu | cuda | cuda:N | mps
 ddp_backend = ''                # under torchrun: '' -> nccl on CUDA, gloo on a CPU (on CUDA: processes share a GPU)
+ddp_timeout = 600.0             # seconds a collective waits for the other processes (one stopped or stuck: exit 3)
 dtype = 'auto'                  # auto (a CPU: its faster matmul) | bfloat16 | float16 | float32 | float64 (a check)
 compile = True                  # torch.compile the model
 chunked_loss = True             # the head's loss in chunks, no (B, T, V) logits (head_loss.py); False: model.py's
@@ -142,7 +143,7 @@ ddp = int(os.environ.get('RANK', -1)) != -1     # under torchrun
 try:
     device, device_type = resolve_device(device)
     rank, world_size, device = (0, 1, device) if not ddp else \
-        init_process_group(device, device_type, ddp_backend, batch_size)
+        init_process_group(device, device_type, ddp_backend, batch_size, ddp_timeout)
 except ValueError as e:
     fail(e)
 master = rank == 0
@@ -354,7 +355,8 @@ loss_accum = torch.zeros((), device=device, dtype=torch.float64 if dtype == 'flo
 t_log, iters_since_log = time.perf_counter(), 0
 peak_doubted = False            # a note was printed that the cached CPU peak is below the achieved rate
 stream = batches(draw_batch, data_state, batch_size, prefetch)   # a prefetching worker starts drawing now
-with StopSignals() as signals:  # SIGINT / SIGTERM / SIGHUP: stop after the step under way, with ckpt.pt saved
+# SIGINT / SIGTERM / SIGHUP: stop after the step under way, with ckpt.pt saved; a process lost: one line, exit 3
+with StopSignals() as signals, collective_faults(ckpt_path, ddp_timeout):
     while True:
         if evaluates(iter_num):
             metrics = evaluate()

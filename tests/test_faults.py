@@ -48,3 +48,58 @@ def test_a_resume_never_replaces_the_best_weights_with_worse(tmp_path, monkeypat
     best = torch.load(best_path, weights_only=True)
     assert best['val_loss'] == min(r['val_loss'] for r in evals)
     assert open(best_path, 'rb').read() == before
+
+
+# ----------------------------------------------------------------------------- a process of two stopped
+
+def ranks(launcher):
+    """{rank: PID} of the worker processes of a torchrun launcher (their RANK in /proc/<pid>/environ)."""
+    found = {}
+    for w in subprocess.run(['pgrep', '-P', str(launcher.pid)], capture_output=True, text=True).stdout.split():
+        env = open(f'/proc/{w}/environ').read()
+        if 'LOCAL_RANK=' in env:
+            found[int(env.split('\0RANK=')[1].split('\0')[0])] = int(w)
+    return found
+
+
+def running(pid):
+    """Whether process pid runs (not ended, nor a zombie that its parent has yet to reap)."""
+    try:
+        with open(f'/proc/{pid}/stat') as f:
+            return f.read().rsplit(')', 1)[1].split()[0] != 'Z'
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.isdir('/proc'), reason='finds the ranks in /proc')
+def test_a_stopped_rank_ends_the_other_with_one_line(tmp_path):
+    """Two gloo processes, rank 1 stopped (SIGSTOP, as a debugger or a frozen node): rank 0 does not wait for ever
+    in its collective; after --ddp_timeout seconds it says which collective timed out and the iteration ckpt.pt
+    is from, and exits 3."""
+    from test_bad_input import start_run
+    out, timeout = str(tmp_path / 'two'), 8
+    p = start_run(out, f'--ddp_timeout={timeout}', '--checkpoint_interval=2',
+                  launcher=(sys.executable, '-m', 'torch.distributed.run', '--standalone', '--nproc_per_node=2'))
+    stopped = None
+    try:
+        rank = ranks(p)
+        stopped = rank[1]
+        os.kill(stopped, signal.SIGSTOP)
+        t0, err = time.time(), ''
+        while 'timed out after' not in err and time.time() < t0 + timeout + 60:
+            time.sleep(0.2)
+            err = open(f'{out}.err').read()
+        elapsed = time.time() - t0
+        while running(rank[0]) and time.time() < t0 + timeout + 90:
+            time.sleep(0.1)
+    finally:
+        if stopped:
+            os.kill(stopped, signal.SIGKILL)
+            os.kill(stopped, signal.SIGCONT)
+        p.wait(timeout=120)
+    lines = [line for line in err.splitlines() if line.startswith('error: ')]
+    at = torch.load(os.path.join(out, 'ckpt.pt'), weights_only=True)['iter_num']
+    assert len(lines) == 1 and lines[0].startswith('error: rank 0: ') and f'timed out after {timeout} s' in lines[0] \
+        and f'ckpt.pt is from iteration {at}: continue with --init_from=resume' in lines[0], err[-3000:]
+    assert elapsed < timeout + 30 and 'Traceback' not in err.split('error: rank 0')[0], (elapsed, err[-3000:])
+    assert 'exitcode:3(pid' in open(f'{out}.err').read().replace(' ', '')     # torchrun's report of rank 0

@@ -9,15 +9,19 @@ Sample text from a trained language model (task 'lm', any variant), nanoGPT styl
 Reads out_dir/ckpt.pt (keys 'model', 'model_args', 'config' as train.py writes them), encodes the prompt with
 the data's tokenizer (characters for character-level data such as shakespeare_char; else GPT-2 BPE: --tokenizer
 or $TIKTOKEN_GPT2_FILE, else the .tiktoken file the data was prepared from, which `tasks.py prepare` keeps
-beside it, else tiktoken's download), and prints num_samples continuations. Models with rotary embeddings slide
-over their last block_size tokens; MixiT and learned-position models cannot see past block_size, so prompt +
-max_new_tokens must fit: otherwise a one-line error.
+beside it, else tiktoken's download), and prints num_samples continuations, one after the other, each token as it comes. Models with rotary
+embeddings slide over their last block_size tokens (a note says so when the text outgrows it); MixiT and
+learned-position models cannot see past block_size, so prompt + max_new_tokens must fit: otherwise a one-line
+error.
 """
 
+import codecs
 import os
+import sys
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 import tasks
 from checkpoint import load_checkpoint, load_weights
@@ -46,6 +50,8 @@ for key, value, low in (('top_k', top_k, 0), ('max_new_tokens', max_new_tokens, 
                         ('seed', seed, 0)):
     if value < low:
         fail(f"--{key} must be >= {low}, got {value}")
+if seed >= 2 ** 64:
+    fail(f"--seed must be < 2**64 (torch's generator takes 64 bits), got {seed}")
 if start.startswith('FILE:'):
     prompt_path = start[5:]
     if not os.path.isfile(prompt_path):
@@ -99,15 +105,48 @@ except ValueError as e:                              # a character outside a cha
 unseen = [enc.decode([i]) for i in prompt if to_model[i] < 0]
 if unseen:
     fail(f"prompt token(s) {unseen[:5]} never occur in this compact-vocabulary model's data")
-x = torch.tensor(np.tile(to_model[prompt], (num_samples, 1)), dtype=torch.long, device=device)
+block_size = model.config.block_size
+if model.config.pos_emb and len(prompt) + max_new_tokens > block_size:
+    fail(f"--max_new_tokens={max_new_tokens}: the prompt ({len(prompt)} tokens) and the new ones exceed this model's "
+         f"context of {block_size} tokens (learned positions / MixiT's mixing): at most "
+         f"{max(block_size - len(prompt), 0)} new ones")
+if len(prompt) + max_new_tokens > block_size:
+    print(f"note: past {block_size} tokens the model sees only the last {block_size} (rotary embeddings: the window "
+          f"slides)", file=sys.stderr)
 
-try:
-    y = model.generate(x, max_new_tokens, temperature=temperature, top_k=top_k or None)
-except ValueError as e:
-    fail(e)
-for row in y.tolist():
-    out = [int(ids[i]) if ids is not None else i for i in row]
-    print(enc.decode(out))
+
+@torch.no_grad()
+def next_token(idx):
+    """A token drawn after idx (1, t) from the model's distribution over its last block_size tokens, at temperature
+    (shifted by the largest logit first, so that a tiny temperature is the argmax, not an overflow), among the
+    top_k. Fails in one line when the model's output is not finite (nan or inf weights)."""
+    logits = model(idx[:, -block_size:])[0][:, -1, :].double()
+    if not torch.isfinite(logits).all():
+        fail(f"{ckpt_path}: the model's output is not finite (nan or inf in its weights: a run that diverged?)")
+    logits = (logits - logits.max(-1, keepdim=True).values) / temperature
+    if top_k:
+        v, _ = torch.topk(logits, min(top_k, logits.size(-1)))
+        logits[logits < v[:, [-1]]] = -float('inf')
+    return torch.multinomial(F.softmax(logits, dim=-1), num_samples=1)
+
+
+def text_of(token):
+    """The text of one tokenizer id, as bytes decoded so far (a BPE token may end inside a UTF-8 character)."""
+    if hasattr(enc, 'decode_single_token_bytes'):
+        return utf8.decode(enc.decode_single_token_bytes(token))
+    return enc.decode([token])
+
+
+x = torch.tensor(to_model[prompt][None], dtype=torch.long, device=device)
+for _ in range(num_samples):                 # one sample at a time, printed as it grows: no wait, no batch to hold
+    utf8 = codecs.getincrementaldecoder('utf-8')(errors='replace')
+    idx = x
+    print(''.join(text_of(i) for i in prompt), end='', flush=True)
+    for _ in range(max_new_tokens):
+        idx = torch.cat((idx, next_token(idx)), dim=1)
+        t = int(idx[0, -1])
+        print(text_of(int(ids[t]) if ids is not None else t), end='', flush=True)
+    print(utf8.decode(b'', final=True))
     print('---------------')
 print(f"{num_samples} samples of {max_new_tokens} tokens from {ckpt_path} ({model.config.variant}, "
       f"temperature {temperature}, top_k {top_k or 'all'})")

@@ -6,6 +6,7 @@ silently wrong (a diverged loss, a corrupted checkpoint): one line, a non-zero e
 import json
 import math
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -103,3 +104,55 @@ def test_a_stopped_rank_ends_the_other_with_one_line(tmp_path):
         and f'ckpt.pt is from iteration {at}: continue with --init_from=resume' in lines[0], err[-3000:]
     assert elapsed < timeout + 30 and 'Traceback' not in err.split('error: rank 0')[0], (elapsed, err[-3000:])
     assert 'exitcode:3(pid' in open(f'{out}.err').read().replace(' ', '')     # torchrun's report of rank 0
+
+
+# ----------------------------------------------------------------------------- sample.py
+
+@pytest.fixture(scope='module')
+def char_lm(tmp_path_factory):
+    """Character-level data (prepared) and two untrained checkpoints of a language model on it, block_size 16:
+    rotary (standard) and learned positions (random). Returns {'data': folder, variant: out_dir}."""
+    import text_data
+    from configurator import run_command
+    from model import GPT, GPTConfig
+    root = tmp_path_factory.mktemp('char_lm')
+    (root / 'text.txt').write_text('the cat sat on the mat. ' * 200)
+    run_command(dict(prepare=text_data.prepare_command), ['prepare', 'x', f'--input={root / "text.txt"}',
+                '--tokenizer=char', '--test_fraction=0.1', f'--out_dir={root / "data"}'])
+    vocab = json.load(open(root / 'data' / 'meta.json'))['vocab_size']
+    found = {'data': str(root / 'data')}
+    for variant in ('standard', 'random'):
+        cfg = GPTConfig(vocab_size=vocab, block_size=16, n_layer=1, n_head=2, n_embd=16, variant=variant)
+        os.makedirs(root / variant)
+        torch.save(dict(model=GPT(cfg).state_dict(), model_args=vars(cfg), config=dict(
+            task='lm', lm_data_dir=found['data'], lm_compact_vocab=False)), root / variant / 'ckpt.pt')
+        found[variant] = str(root / variant)
+    return found
+
+
+@pytest.mark.parametrize('flags', [['--max_new_tokens=1000000000'], ['--num_samples=1000000000',
+                                                                      '--max_new_tokens=5']])
+def test_sample_prints_as_it_goes(char_lm, flags):
+    """A rotary model asked for a billion tokens, or a billion samples: text appears within seconds (each
+    sample printed as it grows, one sample at a time), and a note says that the window slides."""
+    p = subprocess.Popen([sys.executable, 'sample.py', f"--out_dir={char_lm['standard']}", '--start=the', *flags],
+                         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env=dict(os.environ, OMP_NUM_THREADS='1'))
+    out, t0 = b'', time.time()
+    try:
+        while len(out) < 40 and time.time() < t0 + 60 and p.poll() is None:
+            if select.select([p.stdout], [], [], 1)[0]:
+                out += os.read(p.stdout.fileno(), 64)
+    finally:
+        p.kill()
+        err = p.communicate()[1].decode()
+    assert out.startswith(b'the') and len(out) >= 40, (out, err)
+    assert ('the window slides' in err) == ('--max_new_tokens=1000000000' in flags), err
+
+
+def test_sample_bounds_max_new_tokens_by_the_positions(char_lm, monkeypatch, capsys):
+    """Learned positions see block_size tokens: a billion new tokens is one line naming how many fit."""
+    result = run_script('sample.py', [f"--out_dir={char_lm['random']}", '--start=the', '--max_new_tokens=1000000000'],
+                        monkeypatch, capsys)
+    assert_one_line_error(result, "exceed this model's context of 16 tokens (learned positions / MixiT's mixing): "
+                                  "at most 13 new ones")

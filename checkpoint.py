@@ -18,6 +18,7 @@ import torch
 from configurator import fail
 from model import GPT, GPTConfig
 
+FAULT = 3                       # exit status of a run ended by a fault it met (bad input: 2)
 RUN_FILES = ('ckpt.pt', 'ckpt_best.pt', 'log.jsonl', 'train_log.jsonl')   # what makes an out_dir hold a run
 MODEL_KEYS = [f.name for f in fields(GPTConfig)] + ['construction']
 TASK_KEYS = ['task', 'task_seed', 'fixed_train', 'train_on_test', 'n_train', 'n_test']
@@ -57,6 +58,13 @@ def saved_iteration(path):
         return int(torch.load(path, map_location='cpu', weights_only=True, mmap=True)['iter_num'])
     except Exception:
         return None
+
+
+def last_checkpoint(ckpt_path):
+    """Where a run that ends on a fault stands, in words: the iteration of its last complete ckpt.pt."""
+    it = saved_iteration(ckpt_path)
+    return (f"{ckpt_path} is from iteration {it}: continue with --init_from=resume" if it is not None else
+            f"no {os.path.basename(ckpt_path)} was saved yet")
 
 
 def load_weights(model, state_dict, path, without=()):
@@ -275,7 +283,13 @@ def save(path, model, trained_only=False, **state):
     """Write state and model's weights (under 'model') to path atomically (write_atomically): from the
     uncompiled, unwrapped model, so no '_orig_mod.' prefix. trained_only: only the trained weights, and under
     'frozen' the others' fingerprints (a mostly frozen model, paper 2's or the random transformer, then fits in
-    a few MB; restore rebuilds them)."""
+    a few MB; restore rebuilds them). Weights that are not all finite (a run that diverged) are never written: the
+    run ends (exit status FAULT) naming the iteration path holds."""
+    diverged = [name for name, p in model.named_parameters() if not torch.isfinite(p).all()]
+    if diverged:
+        fail(f"the weights are not finite at iteration {state.get('iter_num')} ({diverged[0]}): the run diverged "
+             f"(lower --learning_rate, or set --grad_clip); {path} is not written with them; "
+             f"{last_checkpoint(path)}", status=FAULT)
     weights = model.state_dict()
     hashes = frozen_fingerprint(model) if trained_only else {}    # {}: nothing is frozen, keep all
     if hashes:

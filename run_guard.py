@@ -4,6 +4,7 @@ after its step, a process of the run that stopped or ended reported rather than 
 not fit refused before it is built.
 """
 
+import math
 import os
 import signal
 import sys
@@ -12,7 +13,8 @@ from contextlib import contextmanager
 
 import torch
 
-from checkpoint import saved_iteration
+from checkpoint import FAULT, last_checkpoint
+from configurator import fail
 from hardware import available_memory
 from head_loss import loss_chunk_rows
 from model import GPT
@@ -77,18 +79,20 @@ class StopSignals:
             signal.signal(sig, handler)
 
 
-def fault(message, status=3):
-    """End the run on a fault met while it ran (not bad input, which configurator.fail reports with status 2): one
-    line `error: message` on stderr, exit status 3."""
-    print(f"error: {message}", file=sys.stderr, flush=True)
-    sys.exit(status)
+def fault(message):
+    """End the run on a fault met while it ran (bad input is configurator.fail's, status 2): one line
+    `error: message` on stderr, exit status 3."""
+    fail(message, status=FAULT)
 
 
-def last_checkpoint(ckpt_path):
-    """Where a run that ends on a fault stands, in words: the iteration of its last complete ckpt.pt."""
-    it = saved_iteration(ckpt_path)
-    return (f"{ckpt_path} is from iteration {it}: continue with --init_from=resume" if it is not None else
-            f"no {os.path.basename(ckpt_path)} was saved yet")
+def check_finite(value, what, iter_num, ckpt_path, tolerated=False):
+    """End the run (fault, exit 3) when value, the training loss of the last log interval or an evaluation's
+    val_loss (what names it), is nan or inf: the run diverged, and going on would only write nan weights (ckpt.pt
+    is never written with them: checkpoint.save). tolerated: a float16 run, whose GradScaler skips the steps with
+    non-finite gradients and goes on (its evaluations are still checked)."""
+    if not math.isfinite(value) and not tolerated:
+        fault(f"the {what} is {value} at iteration {iter_num}: the run diverged (lower --learning_rate, or set "
+              f"--grad_clip); {last_checkpoint(ckpt_path)}")
 
 
 def failed_collective(e):

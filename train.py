@@ -40,7 +40,7 @@ from hardware import (allow_tf32, flops_per_token, init_process_group, keep_free
 from head_loss import HeadLoss
 from model import GPT, GPTConfig
 from prefetch import batches, default_prefetch
-from run_guard import StopSignals, check_memory, collective_faults, lock_dir
+from run_guard import StopSignals, check_finite, check_memory, collective_faults, lock_dir
 from runconfig import check_train_flags, make_task, model_args as make_model_args
 from tasks import crop_unscored
 
@@ -369,6 +369,7 @@ with StopSignals() as signals, collective_faults(ckpt_path, ddp_timeout):
                 if improved:
                     checkpoint.save(best_path, raw_model, model_args=model_args, config=config, iter_num=iter_num,
                                     val_loss=metrics['val_loss'])
+            check_finite(metrics['val_loss'], 'val_loss', iter_num, ckpt_path)     # diverged: exit 3, ckpt.pt kept
         due = iter_num >= max_iters or (checkpoint_interval and iter_num % checkpoint_interval == 0 and iter_num > 0)
         if due and iter_num != saved_iter:
             if master:
@@ -415,6 +416,7 @@ with StopSignals() as signals, collective_faults(ckpt_path, ddp_timeout):
                     peak_doubted = True          # a peak measured while other jobs held the cores is too low
                     tqdm.write(f"note: MFU above 100%: the CPU peak ({peak_source}) is below what this run "
                                f"achieves; delete that file to measure it again on an idle machine")
+            check_finite(train_loss, 'training loss', iter_num, ckpt_path, tolerated=scaler.is_enabled())
             loss_accum.zero_()
             t_log, iters_since_log = time.perf_counter(), 0
 

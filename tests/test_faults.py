@@ -156,3 +156,48 @@ def test_sample_bounds_max_new_tokens_by_the_positions(char_lm, monkeypatch, cap
                         monkeypatch, capsys)
     assert_one_line_error(result, "exceed this model's context of 16 tokens (learned positions / MixiT's mixing): "
                                   "at most 13 new ones")
+
+
+# ----------------------------------------------------------------------------- a run that diverges
+
+def test_a_diverged_run_ends_with_one_line(tmp_path, monkeypatch, capsys):
+    """--learning_rate=1e4 --grad_clip=0 (which used to end with val_loss nan and exit 0): one line naming the
+    iteration, exit 3, ckpt.pt the last finite state."""
+    run = str(tmp_path / 'run')
+    code, _, err = train(run, '--max_iters=200', '--eval_interval=2', '--warmup_iters=0', '--learning_rate=1e4',
+                         '--grad_clip=0', monkeypatch=monkeypatch, capsys=capsys)
+    lines = err.strip().splitlines()
+    assert code == 3 and len(lines) == 1 and 'the run diverged' in lines[0], (code, err)
+    ckpt = torch.load(os.path.join(run, 'ckpt.pt'), weights_only=True)
+    assert all(torch.isfinite(w).all() for w in ckpt['model'].values())
+
+
+@pytest.mark.parametrize('flags, message', [
+    (['--log_interval=1', '--eval_interval=1000'], 'the training loss is nan at iteration 5:'),
+    (['--log_interval=1000', '--eval_interval=5'], 'the val_loss is nan at iteration 5:'),
+    (['--log_interval=1000', '--eval_interval=1000'], 'the weights are not finite at iteration 6 ')])
+def test_where_the_nan_is_found(flags, message, tmp_path, monkeypatch, capsys):
+    """The weights turn nan in step 4 (the optimizer writes one): the first of the training loss (at a log
+    interval), an evaluation's val_loss or a checkpoint's weights to meet it ends the run, exit 3, with ckpt.pt
+    the last finite one (iteration 3), from which the run resumes."""
+    steps, step = [], torch.optim.AdamW.step
+
+    def nan_at_4(self, *args, **kwargs):
+        out = step(self, *args, **kwargs)
+        steps.append(1)
+        if len(steps) == 4:
+            with torch.no_grad():
+                self.param_groups[0]['params'][0].fill_(float('nan'))
+        return out
+    monkeypatch.setattr(torch.optim.AdamW, 'step', nan_at_4)
+    run = str(tmp_path / 'run')
+    code, _, err = train(run, '--max_iters=20', '--checkpoint_interval=3', *flags, monkeypatch=monkeypatch,
+                         capsys=capsys)
+    lines = err.strip().splitlines()
+    assert code == 3 and len(lines) == 1 and message in lines[0], (code, err)
+    assert f"ckpt.pt is from iteration 3: continue with --init_from=resume" in lines[0]
+    ckpt = torch.load(os.path.join(run, 'ckpt.pt'), weights_only=True)
+    assert ckpt['iter_num'] == 3 and all(torch.isfinite(w).all() for w in ckpt['model'].values())
+    monkeypatch.setattr(torch.optim.AdamW, 'step', step)
+    code, _, err = train(run, '--init_from=resume', '--max_iters=6', monkeypatch=monkeypatch, capsys=capsys)
+    assert code == 0, err

@@ -143,10 +143,13 @@ def read_run(root, run, cell):
         raise ClaimError(f"results/{run}/{cell['file']}: missing")
     if cell['metric'].startswith('re:'):
         with open(path) as f:
-            found = [float(x) for x in re.findall(cell['metric'][3:], f.read())]
+            found = re.findall(cell['metric'][3:], f.read())
         if not found:
             raise ClaimError(f"results/{run}/{cell['file']}: nothing matches {cell['metric']!r}")
-        return {'max': max, 'min': min, 'count': len}[cell.get('reduce', 'max')](found) * cell['scale'], None
+        reduce = cell.get('reduce', 'max')
+        if reduce == 'count':
+            return len(found) * cell['scale'], None
+        return {'max': max, 'min': min}[reduce](float(x) for x in found) * cell['scale'], None
     if not cell['file'].endswith('.jsonl'):
         with open(path) as f:
             return value(json.load(f), cell['metric']) * cell['scale'], None
@@ -281,30 +284,45 @@ def fmt_paper(x, digits):
 
 
 def cell_text(cell):
-    """A cell's values as the table shows them: one value; two as 'a, b'; more as 'min–max (n runs)'; with
-    ', at <iter> of <steps> steps' when a run stopped short of the steps planned."""
+    """A cell's values as the table shows them: one value; two as 'a, b'; more as 'min–max (n runs)'."""
     vals, digits = cell['values'], cell.get('digits', 1)
     if not vals:
         return '—'
     if len(vals) <= 2:
-        s = ', '.join(fmt(v, digits) for v in vals)
-    elif fmt(min(vals), digits) == fmt(max(vals), digits):
-        s = f"{fmt(min(vals), digits)} ({len(vals)} runs)"
-    else:
-        s = f"{fmt(min(vals), digits)}–{fmt(max(vals), digits)} ({len(vals)} runs)"
-    steps = cell.get('steps')
-    iters = [i for i in cell['iters'] if i is not None]
-    if steps and iters and min(iters) < steps:
-        lo, hi = min(iters), max(iters)
-        s += f", at {lo:,}{'' if lo == hi else f'–{hi:,}'} of {steps:,} steps"
-    return s
+        return ', '.join(fmt(v, digits) for v in vals)
+    if fmt(min(vals), digits) == fmt(max(vals), digits):
+        return f"{fmt(min(vals), digits)} ({len(vals)} runs)"
+    return f"{fmt(min(vals), digits)}–{fmt(max(vals), digits)} ({len(vals)} runs)"
+
+
+def stopped(cells):
+    """'at <iters> of <steps> steps' for the runs that stopped short of the steps their cell planned, or ''."""
+    out = []
+    for steps in dict.fromkeys(cell['steps'] for cell in cells if cell.get('steps')):
+        iters = [i for cell in cells if cell.get('steps') == steps for i in cell['iters'] if i is not None]
+        if iters and min(iters) < steps:
+            lo, hi = min(iters), max(iters)
+            out.append(f"at {lo:,}{'' if lo == hi else f'–{hi:,}'} of {steps:,} steps")
+    return '; '.join(out)
 
 
 def row(c, link):
     labelled = any('label' in cell for cell in c['cells'])
-    ours = '; '.join((f"{cell['label']}: " if 'label' in cell else '') + cell_text(cell) for cell in c['cells'])
+    planned = [cell for cell in c['cells'] if cell.get('steps')]
+    texts = []
+    for cell in c['cells']:
+        text = (f"{cell['label']}: " if 'label' in cell else '') + cell_text(cell)
+        if len(planned) == 1 and cell is planned[0] and stopped([cell]):
+            text += f" ({stopped([cell])})"             # the one cell with a schedule: say it there
+        texts.append(text)
+    ours = '; '.join(texts)
+    if len(planned) > 1 and stopped(planned):
+        ours += f" ({stopped(planned)})"
     papers = [fmt_paper(cell['paper'], cell.get('digits', 1)) for cell in c['cells'] if 'paper' in cell]
-    paper = ' / '.join(dict.fromkeys(papers)) if not labelled else ' / '.join(papers)
+    if len(set(papers)) == 1:
+        paper = papers[0]
+    else:
+        paper = '; '.join(papers) if labelled and any(' / ' in p for p in papers) else ' / '.join(papers)
     verdict = f"**{c['verdict']}**" + (f": {c['note']}" if c.get('note') else '')
     cells = [f"[{c['where']}]({link}#{c['section']}): {c['claim']}", paper or '—', ours, verdict]
     return '| ' + ' | '.join(x.replace('|', '\\|') for x in cells) + ' |'
@@ -337,7 +355,7 @@ def render_readme(all_claims):
         n = claims['paper'][-1]
         for c in claims['claims']:
             if c.get('headline'):
-                r = row(dict(c, note='', where=f"{n}: {c['where']}"), claims['doc'])
+                r = row(dict(c, note='', where=f"P{n} {c['where']}"), claims['doc'])
                 lines.append(r)
     lines.append('')
     for claims in all_claims:
@@ -428,7 +446,7 @@ def main(argv=None):
         else:
             for claims in all_claims:
                 print(f"## {claims['title']}\n\n{render(claims, claims['doc'])}\n")
-    except (ClaimError, OSError, KeyError, IndexError, tomllib.TOMLDecodeError) as e:
+    except (ValueError, OSError, KeyError, IndexError, tomllib.TOMLDecodeError) as e:
         print(f"{type(e).__name__}: {e}" if not isinstance(e, ClaimError) else str(e))
         return 1
     return 0

@@ -31,7 +31,9 @@ def load_checkpoint(path, keys=('model', 'model_args'), trained_only=False, mmap
     it must hold; trained_only: whether a ckpt.pt of only the trained weights (train.py checkpoint_frozen=False;
     its 'frozen' holds the others' frozen_fingerprint) will do, as for resuming. Raises ValueError, one line
     naming the file, when the file is missing, a folder, empty, truncated, not a torch file, lacks one of keys,
-    or holds only the trained weights where trained_only is False. mmap: map the tensors rather than read them."""
+    holds only the trained weights where trained_only is False, or is corrupted: its tensors' bytes differ from the
+    SHA-256 saved with them (tensors_sha256; torch.load checks no CRC, and a checkpoint written before it had one
+    loads unchecked). mmap: map the tensors rather than read them."""
     if not os.path.exists(path):
         raise ValueError(f"{path} does not exist")
     if not os.path.isfile(path):
@@ -43,6 +45,10 @@ def load_checkpoint(path, keys=('model', 'model_args'), trained_only=False, mmap
     except Exception as e:     # zip / pickle / EOF errors of a truncated or foreign file
         raise ValueError(f"{path} is not a readable checkpoint (truncated, or not a torch file: "
                          f"{type(e).__name__})") from None
+    if isinstance(obj, dict) and 'sha256' in obj and \
+            tensors_sha256({k: v for k, v in obj.items() if k != 'sha256'}) != obj['sha256']:
+        raise ValueError(f"{path} is corrupted: its tensors differ from the SHA-256 saved with them (a damaged disk "
+                         f"or copy); use another copy of it, or the ckpt_best.pt beside it")
     missing = [k for k in keys if not isinstance(obj, dict) or k not in obj]
     if missing:
         raise ValueError(f"{path} is not a checkpoint of train.py (it has no {missing[0]!r})")
@@ -50,6 +56,26 @@ def load_checkpoint(path, keys=('model', 'model_args'), trained_only=False, mmap
         raise ValueError(f"{path} holds only the trained weights (a run with checkpoint_frozen=False): use the "
                          f"ckpt_best.pt beside it, or train on from it with --init_from=resume")
     return obj
+
+
+def tensors_sha256(obj):
+    """SHA-256 (hex) over the dtype, shape and bytes of every tensor in obj (nested dicts, lists and tuples), in
+    their order: what save stores in a checkpoint under 'sha256' and load_checkpoint checks."""
+    h = hashlib.sha256()
+
+    def walk(o):
+        if isinstance(o, torch.Tensor):
+            t = o.detach().cpu().contiguous().reshape(-1)
+            h.update(f'{t.dtype}{tuple(o.shape)}'.encode())
+            h.update(t.view(torch.uint8).numpy())
+        elif isinstance(o, dict):
+            for v in o.values():
+                walk(v)
+        elif isinstance(o, (list, tuple)):
+            for v in o:
+                walk(v)
+    walk(obj)
+    return h.hexdigest()
 
 
 def saved_iteration(path):
@@ -283,8 +309,9 @@ def save(path, model, trained_only=False, **state):
     """Write state and model's weights (under 'model') to path atomically (write_atomically): from the
     uncompiled, unwrapped model, so no '_orig_mod.' prefix. trained_only: only the trained weights, and under
     'frozen' the others' fingerprints (a mostly frozen model, paper 2's or the random transformer, then fits in
-    a few MB; restore rebuilds them). Weights that are not all finite (a run that diverged) are never written: the
-    run ends (exit status FAULT) naming the iteration path holds."""
+    a few MB; restore rebuilds them). Under 'sha256' the SHA-256 of every tensor saved (tensors_sha256). Weights
+    that are not all finite (a run that diverged) are never written: the run ends (exit status FAULT) naming the
+    iteration that path holds."""
     diverged = [name for name, p in model.named_parameters() if not torch.isfinite(p).all()]
     if diverged:
         fail(f"the weights are not finite at iteration {state.get('iter_num')} ({diverged[0]}): the run diverged "
@@ -296,6 +323,7 @@ def save(path, model, trained_only=False, **state):
         state.update(model={k: v for k, v in weights.items() if k not in hashes}, frozen=hashes)
     else:
         state.update(model=weights)
+    state['sha256'] = tensors_sha256(state)        # checked when loaded: a flipped byte is not a silent weight
     write_atomically(path, lambda f: torch.save(state, f))
 
 

@@ -15,6 +15,11 @@ split their forward and backward graphs as train.py does: by default (--recomput
 recomputes pointwise ops rather than keep their outputs, never a matmul or attention; --activation_memory_budget
 below 1 keeps only that fraction of the activations, recomputing the cheapest ops, matmuls included
 (hardware.partitioner_settings). Hugging Face's model is compiled with torch's defaults.
+--compile_mode picks torch.compile's mode for ours ('' torch's default; 'max-autotune-no-cudagraphs' autotunes
+matmul and Triton kernels; 'reduce-overhead' replays the compiled graphs as CUDA graphs; 'max-autotune' both), and
+--optimizer_impl AdamW's implementation for every model ('fused', one kernel over all tensors, ours on a CPU or
+GPU and Hugging Face's on a GPU, as train.py; 'foreach', a few kernels per group of tensors); both are in the
+first line and the JSON, the optimizer each model really stepped with in its results ('optimizer').
 
 A step is what train.py does: grad_accum micro-batches of forward + backward under autocast, gradient
 clipping, an AdamW step over the trainable parameters, zero_grad. The data are random tokens made on the
@@ -104,6 +109,9 @@ profile = ''                    # profile one extra step per model: print its co
 device = 'auto'                 # auto | cpu | cuda | cuda:N
 dtype = 'auto'                  # auto | bfloat16 | float16 | float32 (auto on a CPU: its faster matmul)
 compile = True
+compile_mode = ''               # compiled: torch.compile's mode for ours: '' (torch's default), max-autotune,
+                                # max-autotune-no-cudagraphs, reduce-overhead (Hugging Face's: torch's default)
+optimizer_impl = 'fused'        # AdamW: fused (train.py's: ours on cpu or cuda, Hugging Face's on cuda) | foreach
 recompute_pointwise = True      # compiled: the backward recomputes pointwise ops, never a matmul (as train.py)
 fused_loss = True               # compiled on a GPU: the head's softmax step compiled, as in train.py (HeadLoss)
 activation_memory_budget = 1.0  # compiled: below 1, keep this fraction of the activations (as train.py);
@@ -145,6 +153,12 @@ names = list(variants) or [config['variant']]
 for v in names:
     if v not in VARIANTS:
         fail(f"unknown variant {v!r} in variants; choose from {', '.join(VARIANTS)}")
+COMPILE_MODES = ('', 'max-autotune', 'max-autotune-no-cudagraphs', 'reduce-overhead')
+if compile_mode not in COMPILE_MODES:
+    fail(f"--compile_mode must be one of {', '.join(repr(m) for m in COMPILE_MODES)}, got {compile_mode!r}")
+if optimizer_impl not in ('fused', 'foreach'):
+    fail(f"--optimizer_impl must be 'fused' or 'foreach', got {optimizer_impl!r}")
+cudagraphs = compile and compile_mode in ('reduce-overhead', 'max-autotune')    # ours replayed as CUDA graphs
 if against not in ('', 'hf'):
     fail(f"--against must be '' or 'hf', got {against!r}")
 if against == 'hf':
@@ -296,9 +310,14 @@ def setup(name):
     optimizer = torch.optim.AdamW(params, lr=learning_rate, betas=(beta1, beta2), weight_decay=weight_decay,
                                   fused=device_type == 'cuda') if name == HF else \
         raw.configure_optimizers(weight_decay, learning_rate, (beta1, beta2), device_type)
+    if optimizer_impl == 'foreach':     # the same groups and hyperparameters, stepped by the foreach kernels
+        groups = [{k: v for k, v in g.items() if k not in ('fused', 'foreach')} for g in optimizer.param_groups]
+        optimizer = torch.optim.AdamW(groups, foreach=True)
     scaler = torch.amp.GradScaler(device_type, enabled=dtype == 'float16')
     model = raw if name == HF else HeadLoss(raw, fused=fused_loss)    # train.py's loss
-    model = torch.compile(model) if compile else model
+    ours_mode = dict(mode=compile_mode) if compile_mode and name != HF else {}
+    model = torch.compile(model, **ours_mode) if compile else model
+    graphs = cudagraphs and name != HF
     g = torch.Generator(device=device).manual_seed(seed)
     tokens = torch.randint(vocab_size, (2, batch_size, T + 1), device=device, generator=g)   # two batches, reused
     batches = [[(d[i:i + micro_batch_size, :-1], d[i:i + micro_batch_size, 1:])
@@ -308,6 +327,8 @@ def setup(name):
         partitioner_settings(activation_memory_budget, recompute_pointwise)
 
     def step(it):
+        if graphs:                      # a new step: the graphs' outputs of the last one may be overwritten
+            torch.compiler.cudagraph_mark_step_begin()
         for x, y in batches[it % 2]:
             with autocast, torch._functorch.config.patch(**recompute):       # read as it compiles
                 loss = model(input_ids=x, labels=x).loss if name == HF else model(x, y)[1]
@@ -318,7 +339,7 @@ def setup(name):
         scaler.step(optimizer)
         scaler.update()
         optimizer.zero_grad(set_to_none=True)
-        return loss.detach()
+        return loss.detach().clone() if graphs else loss.detach()      # a copy outlives the next replay
 
     t0 = time.perf_counter()
     for it in range(warmup):
@@ -327,7 +348,10 @@ def setup(name):
     n_trainable, n_total = sum(p.numel() for p in params), sum(p.numel() for p in raw.parameters())
     state = [*raw.parameters(), *raw.buffers(),
              *(v for s in optimizer.state.values() for v in s.values() if torch.is_tensor(v))]
+    impl = 'fused' if optimizer.defaults['fused'] else 'foreach' if optimizer.defaults['foreach'] else 'for-loop'
     return dict(variant=name, step=step, times=[], cpu_times=[], losses=[], warmup_s=time.perf_counter() - t0,
+                optimizer=impl, compile_mode=None if not compile else 'default' if name == HF else ours_mode.get(
+                    'mode', 'default'),
                 flops_per_token=step_flops, trainable_params=n_trainable, params=n_total,
                 state_bytes=sum(t.numel() * t.element_size() for t in state))
 
@@ -379,8 +403,9 @@ tokens_per_iter = batch_size * T
 load_start = os.getloadavg()   # 1, 5, 15-minute load averages: other processes on the machine
 recompute_note = (f" (recompute pointwise {recompute_pointwise}, activation memory budget {activation_memory_budget}"
                   f"{', compiled loss softmax ' + str(fused_loss) if device_type == 'cuda' else ''})")
-print(f"{device} ({torch.get_num_threads()} threads) | {dtype} | compile {compile}"
-      f"{recompute_note if compile else ''} | "
+compile_note = f", mode {compile_mode or 'default'}" if compile else ''
+print(f"{device} ({torch.get_num_threads()} threads) | {dtype} | compile {compile}{compile_note}"
+      f"{recompute_note if compile else ''} | AdamW {optimizer_impl} | "
       f"{config['n_layer']} layers, n_embd {config['n_embd']}, {config['n_head']} heads, vocab {vocab_size}, T {T} | "
       f"batch {batch_size} = {micro_batch_size} x {grad_accum} accum | {tokens_per_iter:,} tokens/iter | "
       f"peak {peak_flops / 1e12:.2f} TFLOP/s ({peak_source}) | "
@@ -413,6 +438,7 @@ for r in results:
     if not torch.isfinite(losses).all():
         fail(f"{r['variant']}: non-finite loss in the timed steps")
     r['loss'] = losses[-1].item()
+    r['losses'] = losses.tolist()       # every timed step's, to set a compile mode's beside the eager step's
     r['ms_per_iter'] = 1000 * statistics.median(r['times'])
     r['ms_min'], r['ms_max'] = 1000 * min(r['times']), 1000 * max(r['times'])
     # CPU seconds the process got per wall second, over its threads: < 1 when other processes share the cores
@@ -433,6 +459,7 @@ process_peak = torch.cuda.max_memory_allocated(device) if device_type == 'cuda' 
 if json_out:
     setup_info = dict(device=device, device_name=torch.cuda.get_device_name(device) if device_type == 'cuda' else
                       'cpu', threads=torch.get_num_threads(), dtype=dtype, compile=compile,
+                      compile_mode=(compile_mode or 'default') if compile else None, optimizer_impl=optimizer_impl,
                       recompute_pointwise=recompute_pointwise if compile else None,
                       fused_loss=fused_loss, rounds=rounds,
                       activation_memory_budget=activation_memory_budget if compile else None,

@@ -180,6 +180,35 @@ def test_bench_end_to_end(tmp_path):
     assert json.load(open(out))['setup']['data_ms'] is None                 # no train.py config, no task
 
 
+def test_bench_compile_mode_and_optimizer_impl_reach_the_step(tmp_path):
+    """--compile_mode and --optimizer_impl reach the step: compiled in mode reduce-overhead (on a CPU without its
+    CUDA graphs) and stepped by the foreach AdamW, it makes the eager fused step's losses; the first line and the
+    JSON name both, each result the optimizer that stepped it; a bad value of either is a one-line error."""
+    args = ['--n_layer=1', '--n_embd=16', '--n_head=2', '--vocab_size=32', '--block_size=8', '--batch_size=2',
+            '--dtype=float32', '--warmup=1', '--iters=10', '--cpu_peak_n=64']
+    env = dict(os.environ, OMP_NUM_THREADS='1')
+    got = {}
+    for name, flags in (('eager', ['--compile=False']),
+                        ('moded', ['--compile_mode=reduce-overhead', '--optimizer_impl=foreach'])):
+        out = tmp_path / f'{name}.json'
+        r = subprocess.run([sys.executable, 'bench.py', *args, *flags, f'--json_out={out}'], cwd=ROOT,
+                           capture_output=True, text=True, env=env)
+        assert r.returncode == 0, r.stderr[-2000:]
+        got[name] = r.stdout.splitlines()[0], json.load(open(out))
+    (line, eager), (moded_line, moded) = got['eager'], got['moded']
+    assert '| compile False | AdamW fused |' in line and eager['setup']['compile_mode'] is None
+    assert eager['results'][0]['optimizer'] == 'fused' and eager['results'][0]['compile_mode'] is None
+    assert 'compile True, mode reduce-overhead (' in moded_line and '| AdamW foreach |' in moded_line
+    assert (moded['setup']['compile_mode'], moded['setup']['optimizer_impl']) == ('reduce-overhead', 'foreach')
+    (r,) = moded['results']
+    assert (r['compile_mode'], r['optimizer']) == ('reduce-overhead', 'foreach')
+    assert len(r['losses']) == 10 and r['losses'] == pytest.approx(eager['results'][0]['losses'], rel=1e-5)
+    for flag, message in (('--compile_mode=fast', "error: --compile_mode must be one of '', 'max-autotune', "),
+                          ('--optimizer_impl=sgd', "error: --optimizer_impl must be 'fused' or 'foreach', got 'sgd'")):
+        bad = subprocess.run([sys.executable, 'bench.py', flag], cwd=ROOT, capture_output=True, text=True, env=env)
+        assert bad.returncode == 2 and bad.stderr.startswith(message) and bad.stderr.count('\n') == 1, bad.stderr
+
+
 def test_bench_times_a_configs_data_draw(tmp_path):
     """With a train.py config (one of whose task keys a flag overrides), the host's time to draw a global batch
     of its task, in the JSON and the first line; none with data_iters=0."""

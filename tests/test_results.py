@@ -599,3 +599,43 @@ def test_memorization_seeds_table_groups_a_settings_seeds():
     assert lines[3] == ('| mixit | w12 | 1337, 2, 3 | 60.00 / 70.00 / 50.00 | 60.00 ± 10.00 | 2.00 / 2.50 / 1.50 | '
                         '2.00 ± 0.50 |')
     assert tables.memorization_seeds_table(rs[3:4]) == ''
+
+
+def test_speed_sets_each_setting_beside_the_default_and_hugging_face(tmp_path):
+    """experiments/gpu/speed.py reads the speed stage's bench.py JSONs (not its profile traces): each setting's
+    tokens/s over the default's and Hugging Face's, its memory over Hugging Face's, its losses' largest relative
+    difference from the eager step's; --best takes the fastest compile mode with the fused AdamW, and foreach only
+    where it beat the fused default; the targets are read off the fastest standard step."""
+    from experiments.gpu import speed
+
+    def write(name, mode, impl, results):
+        runs = [dict(variant=v, compile_mode=None if mode is None else 'default' if v == 'hf_llama' else mode,
+                     optimizer=impl if v != 'hf_llama' else 'fused', tokens_per_s=tps, ms_per_iter=1e3 / tps,
+                     mfu=mfu, peak_memory=mem, losses=losses) for v, tps, mfu, mem, losses in results]
+        (tmp_path / f'{name}.json').write_text(json.dumps(dict(setup=dict(device_name='NVIDIA H100 80GB HBM3',
+                                                                          compile_mode=mode), results=runs)))
+    loss = [10.0, 9.0, 8.0]
+    write('eager', None, 'fused', [('standard', 50.0, 0.2, 10, loss)])
+    write('default', 'default', 'fused', [('standard', 100.0, 0.3, 8, [10.0, 9.0, 8.08]),
+                                          ('hf_llama', 80.0, 0.25, 20, [10.0, 9.1, 8.2])])
+    write('reduce_overhead', 'reduce-overhead', 'fused', [('standard', 120.0, 0.36, 9, loss)])
+    write('max_autotune', 'max-autotune', 'fused', [('standard', 110.0, 0.33, 9, loss)])
+    write('foreach', 'default', 'foreach', [('standard', 99.0, 0.3, 8, loss)])
+    (tmp_path / 'profile_best_standard.json').write_text(json.dumps(dict(traceEvents=[])))
+    runs = speed.load(str(tmp_path))
+    assert list(runs) == ['eager', 'default', 'foreach', 'max_autotune', 'reduce_overhead']
+    rows = {(r['setting'], r['variant']): r for r in speed.rows(runs)}
+    assert ('foreach', 'hf_llama') not in rows and rows['default', 'hf_llama']['over_hf'] is None
+    ro = rows['reduce_overhead', 'standard']
+    assert ro['over_default'] == pytest.approx(1.2) and ro['over_hf'] == pytest.approx(1.5)
+    assert ro['memory_over_hf'] == pytest.approx(0.45) and ro['loss_vs_eager'] == 0
+    assert rows['default', 'standard']['loss_vs_eager'] == pytest.approx(0.01)
+    assert speed.best(runs) == ('reduce-overhead', 'fused')
+    write('foreach', 'default', 'foreach', [('standard', 101.0, 0.3, 8, loss)])
+    assert speed.best(speed.load(str(tmp_path))) == ('reduce-overhead', 'foreach')
+    write('best', 'reduce-overhead', 'foreach', [('standard', 130.0, 0.41, 13, loss)])
+    out = speed.table(speed.load(str(tmp_path)))
+    assert out.startswith('On NVIDIA H100 80GB HBM3:')
+    assert '| best | standard | reduce-overhead | foreach | 130 | 7.7 | 41.0% |' in out
+    assert '| standard ≥ 40% MFU | 41.0% | met |' in out and "tokens/s | 1.62× | met |" in out
+    assert "| standard ≤ 0.6× Hugging Face's peak memory | 0.65× | missed |" in out

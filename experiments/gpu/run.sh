@@ -10,6 +10,11 @@
 #   bash experiments/gpu/run.sh ddp       # two processes sharing the GPU (gloo) against one, same global batch
 #   bash experiments/gpu/run.sh bench     # bench.py, the four variants beside Hugging Face's Llama, the output layer's
 #                                         #   softmax eager against compiled; a bf16 matmul
+#   bash experiments/gpu/run.sh speed     # issue 107's step comparisons, one call (<= 9.5 minutes): standard at the
+#                                         #   fineweb shape eager (the losses' reference), compiled by default beside
+#                                         #   Hugging Face's Llama (profiled), in each other compile mode, with the
+#                                         #   foreach AdamW, then the fastest of these together, profiled; speed.md
+#                                         #   sets each beside the default of the same call (experiments/gpu/speed.py)
 #   bash experiments/gpu/run.sh all       # every stage in one call (<= 9.5 minutes): tests, mixit, standard and ddp
 #                                         #   side by side, each stopped at A_S seconds (default 270), then bench alone
 #                                         #   (B_S, 290)
@@ -19,6 +24,11 @@
 # (default 512, the config's) their sequences of 2,048 tokens per step in 16-sequence micro-batches; the
 # learning rate's warm-up is cut to fit; the stopped run stops at ITERS/2 and resumes to ITERS with the same
 # schedule. `all` defaults to ITERS=200, BATCH=32 (65,536 tokens per step).
+# speed: SPEED_FLAGS are bench.py flags after the stage's own (a shape, more --variants=...); each bench.py run
+# stops at BENCH_S seconds (default 240) and the stage starts none with under 30 s left of SPEED_S (default 540); a
+# CPU rehearsal of its logic:
+#   DEVICE=cpu SPEED_FLAGS="--n_layer=1 --n_embd=32 --n_head=2 --lm_block_size=32 --vocab_size=64 --batch_size=2
+#   --micro_batch_size=2 --dtype=float32 --cpu_peak_n=64 --warmup=1" bash experiments/gpu/run.sh speed
 # SHARED: where the raw text is (../shared/data layout: brown/brown_plain.txt.xz, wikitext-2/wiki.*.tokens,
 # tokenizers/gpt2.tiktoken). EXTRA: flags added to every train.py run, e.g. a CPU rehearsal of the stages' logic:
 #   DEVICE=cpu ITERS=8 MICRO=2 EXTRA="--batch_size=4 --n_layer=2 --n_embd=64 --n_head=2 --lm_block_size=64
@@ -26,7 +36,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source experiments/gpu/common.sh
-stage=${1:?name a stage: data, tests, mixit, standard, ddp, bench or all}
+stage=${1:?name a stage: data, tests, mixit, standard, ddp, bench, speed or all}
 LOGS=${LOGS:-out/gpu/$stage}
 ITERS=${ITERS:-$([ "$stage" = all ] && echo 200 || echo 120)}
 BATCH=${BATCH:-$([ "$stage" = all ] && echo 32 || echo 512)}
@@ -135,6 +145,31 @@ EOF
         --json_out="$LOGS/bench_eager_head.json" 2>&1 | tee "$LOGS/bench_eager_head.txt"
     rm -f "$LOGS"/profile_*.json
     ;;
+speed)   # one model at a time, alone on the GPU; LOGS/<setting>.json, .txt (bench.py's console) for each setting
+    shape=(config/fineweb_standard.py --device="$DEVICE" --batch_size=16 ${SPEED_FLAGS:-})
+    deadline=$((SECONDS + ${SPEED_S:-540}))
+    bench() {   # bench SETTING FLAGS...: one bench.py run under what is left of the budget
+        local left=$((deadline - SECONDS)) limit=${BENCH_S:-240}
+        if [ $left -lt 30 ]; then echo "$1: not run, ${left} s left of SPEED_S" | tee "$LOGS/$1.txt"; return; fi
+        echo "$1: python bench.py ${shape[*]} ${*:2}" >&2
+        timeout -k 10 $((left < limit ? left : limit)) python bench.py "${shape[@]}" "${@:2}" \
+            --json_out="$LOGS/$1.json" > "$LOGS/$1.txt" 2>&1 || echo "$1: exit $? (its console: $LOGS/$1.txt)" >&2
+    }
+    bench eager --compile=False
+    bench default --against=hf --profile="$LOGS/profile_default"
+    bench max_autotune_no_cudagraphs --compile_mode=max-autotune-no-cudagraphs
+    bench reduce_overhead --compile_mode=reduce-overhead
+    bench max_autotune --compile_mode=max-autotune       # its matmuls' autotuning cached by the run two above
+    bench foreach --optimizer_impl=foreach
+    best=$(python -m experiments.gpu.speed "$LOGS" --best) || best=
+    bench best $best --profile="$LOGS/profile_best"
+    python -m experiments.gpu.speed "$LOGS" | tee "$LOGS/speed.md" || true
+    # the best step's trace kept (ui.perfetto.dev) where it packs small enough for $OUT; the op tables are in the
+    # consoles
+    rm -f "$LOGS"/profile_default_*.json "$LOGS"/profile_best_hf_llama.json
+    gzip -f "$LOGS"/profile_best_*.json 2>/dev/null || true
+    find "$LOGS" -name 'profile_*.json.gz' -size +12M -delete
+    ;;
 all)   # the GPU's memory shared by four stages: segments that grow rather than fragment
     export ITERS BATCH PYTORCH_CUDA_ALLOC_CONF=${PYTORCH_CUDA_ALLOC_CONF:-expandable_segments:True}
     for s in tests mixit standard ddp; do
@@ -149,7 +184,7 @@ all)   # the GPU's memory shared by four stages: segments that grow rather than 
     fi
     ;;
 *)
-    echo "error: unknown stage $stage (data, tests, mixit, standard, ddp, bench or all)" >&2
+    echo "error: unknown stage $stage (data, tests, mixit, standard, ddp, bench, speed or all)" >&2
     exit 2
     ;;
 esac

@@ -15,6 +15,7 @@ from dataclasses import fields
 
 import torch
 
+import text_data
 from configurator import fail
 from model import GPT, GPTConfig
 
@@ -209,23 +210,93 @@ def resume(out_dir, config, given):
     if config['max_iters'] < checkpoint['iter_num']:
         raise ValueError(f"--max_iters={config['max_iters']} is before the checkpoint in {out_dir} "
                          f"(iteration {checkpoint['iter_num']})")
-    checkpoint['best_val_loss'] = best_so_far(out_dir)
+    check_same_run(out_dir, checkpoint, config)
+    checkpoint['best_val_loss'] = best_so_far(out_dir, checkpoint.get('run'))
     return checkpoint
 
 
-def best_so_far(out_dir):
+def identity(config, checkpoint=None):
+    """What a run is, kept in each of its checkpoints (and its id in each of its log records) so that resuming can
+    tell that it continues the run whose logs are in out_dir, on the same data: {'run': an id, 'data':
+    data_fingerprint(config)}. The id is a hash of the config the run started with (out_dir and overwrite aside:
+    the same settings are the same run); a resumed run keeps its checkpoint's."""
+    started = {k: v for k, v in config.items() if k not in ('out_dir', 'overwrite')}
+    run = (checkpoint or {}).get('run') or \
+        hashlib.sha256(json.dumps(started, sort_keys=True, default=str).encode()).hexdigest()[:12]
+    return dict(run=run, data=data_fingerprint(config))
+
+
+def data_fingerprint(config):
+    """The 'recipe' (tokenizer, vocabulary, the inputs' SHA-256, ...) and 'splits' (token counts) of the prepared
+    data that config's task reads (its `<task>_data_dir`'s meta.json, text_data.prepare); None for a task that
+    makes its own data, or data that cannot be read (the task then says why)."""
+    key = f"{config.get('task')}_data_dir"
+    if not isinstance(config.get(key), str):
+        return None
+    try:
+        with open(os.path.join(text_data.data_path(config[key]), 'meta.json')) as f:
+            meta = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return {k: meta.get(k) for k in ('recipe', 'splits')} if isinstance(meta, dict) else None
+
+
+def log_runs(path):
+    """The run ids that the records of the log at path name (an older train.py's records name none)."""
+    runs = set()
+    if os.path.isfile(path):
+        with open(path) as f:
+            for line in f:
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                runs |= {record['run']} if isinstance(record, dict) and isinstance(record.get('run'), str) else set()
+    return runs
+
+
+def check_same_run(out_dir, checkpoint, config):
+    """Raise ValueError, one line, when resuming checkpoint (out_dir/ckpt.pt) would not continue faithfully: the
+    logs in out_dir hold records of another run (a ckpt.pt copied in from elsewhere would continue its own run
+    and cut theirs), or the prepared data it trained on has changed since (another text, tokenizer or split)."""
+    path, run = os.path.join(out_dir, 'ckpt.pt'), checkpoint.get('run')
+    for name in RUN_FILES[2:]:
+        others = sorted(log_runs(os.path.join(out_dir, name)) - {run}) if run else []
+        if others:
+            raise ValueError(f"{path} is of run {run}, but {os.path.join(out_dir, name)} holds records of run "
+                             f"{others[0]}: resuming would continue the checkpoint's run and cut that log; put the "
+                             f"checkpoint in its own run's out_dir (or a new one)")
+    saved, now = checkpoint.get('data'), data_fingerprint(config)
+    if saved and now and saved != now:
+        recipe = [k for k in sorted(set(saved.get('recipe') or {}) | set(now.get('recipe') or {}))
+                  if (saved.get('recipe') or {}).get(k) != (now.get('recipe') or {}).get(k)]
+        differ = recipe + (['token counts'] if saved.get('splits') != now.get('splits') else [])
+        data_dir = config[f"{config['task']}_data_dir"]
+        raise ValueError(f"the data in {data_dir} changed since {path} was saved ({', '.join(differ)} differ): the "
+                         f"run cannot go on faithfully on it; prepare the data it was trained on again, or start a "
+                         f"new run in another out_dir")
+
+
+def best_so_far(out_dir, run=None):
     """The val_loss that a resumed run's evaluations must beat to replace out_dir/ckpt_best.pt: the one recorded in
     ckpt_best.pt itself, not ckpt.pt's best_val_loss, which is older when the run stopped between writing the two
     (a kill, a full disk, an out-of-memory) and would let worse weights replace the best. inf when there is no
-    ckpt_best.pt, or (with a note) one that cannot be read: the next evaluation writes one."""
+    ckpt_best.pt, or (with a note) one that cannot be read: the next evaluation writes one. Raises ValueError when
+    ckpt_best.pt is of another run than run (ckpt.pt's id), which this run must not replace."""
     path = os.path.join(out_dir, 'ckpt_best.pt')
     if not os.path.lexists(path):
         return float('inf')
     try:
-        return float(load_checkpoint(path, keys=('val_loss',), mmap=True)['val_loss'])
+        best = load_checkpoint(path, keys=('val_loss',), mmap=True)
+        val_loss = float(best['val_loss'])
     except (ValueError, TypeError) as e:
         print(f"note: {e}; the next evaluation replaces it", file=sys.stderr)
         return float('inf')
+    if run and best.get('run') and best['run'] != run:
+        raise ValueError(f"{path} is of run {best['run']}, not of run {run} as {os.path.join(out_dir, 'ckpt.pt')}: "
+                         f"resuming would replace another run's best weights; put the checkpoint in its own run's "
+                         f"out_dir (or a new one)")
+    return val_loss
 
 
 def check_new_run(out_dir, overwrite):

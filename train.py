@@ -135,8 +135,7 @@ except ValueError as e:
     fail(e)
 globals().update(config)
 iter_num, best_val_loss = (ckpt['iter_num'], ckpt['best_val_loss']) if ckpt else (0, float('inf'))
-if checkpoint_interval is None:
-    checkpoint_interval = eval_interval
+checkpoint_interval = eval_interval if checkpoint_interval is None else checkpoint_interval
 
 # ----------------------------------------------------------------------------- processes and devices
 ddp = int(os.environ.get('RANK', -1)) != -1     # under torchrun
@@ -213,7 +212,7 @@ try:
     prefetch = default_prefetch(prefetch, device_type)
 except ValueError as e:
     fail(e)
-ckpt = None                                              # free memory
+identity, ckpt = checkpoint.identity(config, ckpt), None   # the run's id and data (kept with its files); free memory
 
 for key, value in partitioner_settings(activation_memory_budget, recompute_pointwise).items():
     setattr(torch._functorch.config, key, value)                                 # read when a graph compiles
@@ -320,11 +319,12 @@ def save_checkpoint():
     """out_dir/ckpt.pt: everything a resumed run needs (checkpoint_frozen=False: the trained weights only)."""
     checkpoint.save(ckpt_path, raw_model, trained_only=not checkpoint_frozen, optimizer=optimizer.state_dict(),
                     scaler=scaler.state_dict(), model_args=model_args, iter_num=iter_num, best_val_loss=best_val_loss,
-                    config=config, data_rng=data_state[0], data_start=data_state[1], torch_rng=torch.get_rng_state())
+                    config=config, data_rng=data_state[0], data_start=data_state[1], torch_rng=torch.get_rng_state(),
+                    **identity)
 
 
 def log(name, record):
-    checkpoint.append_jsonl(os.path.join(out_dir, name), record)
+    checkpoint.append_jsonl(os.path.join(out_dir, name), dict(record, run=identity['run']))
     if wandb_log:
         wandb.log({k: v for k, v in record.items() if k != 'iter' and not isinstance(v, str)}, step=record['iter'])
 
@@ -368,7 +368,7 @@ with StopSignals() as signals, collective_faults(ckpt_path, ddp_timeout):
                 tqdm.write(f"eval {iter_num}: " + ', '.join(f"{k} {v:.4f}" for k, v in metrics.items()))
                 if improved:
                     checkpoint.save(best_path, raw_model, model_args=model_args, config=config, iter_num=iter_num,
-                                    val_loss=metrics['val_loss'])
+                                    val_loss=metrics['val_loss'], **identity)
             check_finite(metrics['val_loss'], 'val_loss', iter_num, ckpt_path)     # diverged: exit 3, ckpt.pt kept
         due = iter_num >= max_iters or (checkpoint_interval and iter_num % checkpoint_interval == 0 and iter_num > 0)
         if due and iter_num != saved_iter:

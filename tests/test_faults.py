@@ -241,3 +241,45 @@ def test_a_corrupted_checkpoint_is_one_line(tmp_path, monkeypatch, capsys):
     torch.save(old, ckpt_path)
     code, _, err = train(run, '--init_from=resume', '--max_iters=6', monkeypatch=monkeypatch, capsys=capsys)
     assert code == 0, err
+
+
+# ----------------------------------------------------------------------------- a resume that would not be faithful
+
+def test_resume_refuses_a_checkpoint_of_another_run(tmp_path, monkeypatch, capsys):
+    """A ckpt.pt copied from another run (another task) into an out_dir, resumed by the short form (no config):
+    one line naming both runs, exit 2, and the folder's logs and best weights as they were; each checkpoint and
+    log record names its run."""
+    import shutil
+    mine, other = str(tmp_path / 'mine'), str(tmp_path / 'other')
+    assert train(mine, '--max_iters=4', monkeypatch=monkeypatch, capsys=capsys)[0] == 0
+    assert run_script('train.py', ['config/cpu/dyck1_standard.py', *TINY[4:], '--task=dyck1', '--max_iters=4',
+                                   f'--out_dir={other}'], monkeypatch, capsys)[0] == 0
+    run = torch.load(os.path.join(mine, 'ckpt.pt'), weights_only=True)['run']
+    assert {r['run'] for r in records(mine, 'log.jsonl') + records(mine, 'train_log.jsonl')} == {run}
+    shutil.copy(os.path.join(other, 'ckpt.pt'), os.path.join(mine, 'ckpt.pt'))
+    before = {n: open(os.path.join(mine, n), 'rb').read() for n in ('log.jsonl', 'train_log.jsonl', 'ckpt_best.pt')}
+    result = run_script('train.py', [f'--out_dir={mine}', '--init_from=resume', '--max_iters=8'], monkeypatch, capsys)
+    assert_one_line_error(result, f"holds records of run {run}: resuming would continue the checkpoint's run")
+    assert {n: open(os.path.join(mine, n), 'rb').read() for n in before} == before
+
+
+def test_resume_refuses_data_that_changed(tmp_path, monkeypatch, capsys):
+    """An lm run on prepared data, the data prepared again from another text of the same characters (the same
+    vocabulary, so the model still fits): resuming is one line naming what changed, exit 2."""
+    import text_data
+    from configurator import run_command
+    text, data, run = tmp_path / 'text.txt', str(tmp_path / 'data'), str(tmp_path / 'run')
+
+    def prepare(content):
+        text.write_text(content)
+        run_command(dict(prepare=text_data.prepare_command), ['prepare', 'x', f'--input={text}', '--tokenizer=char',
+                    '--test_fraction=0.1', f'--out_dir={data}'])
+    prepare('the cat sat on the mat. ' * 100)
+    flags = ['--task=lm', f'--lm_data_dir={data}', '--lm_block_size=8', '--n_layer=1', '--n_head=2', '--n_embd=16',
+             '--batch_size=4', '--compile=False', '--dtype=float32', '--device=cpu', '--eval_iters=1', '--n_test=8',
+             f'--out_dir={run}']
+    assert run_script('train.py', flags + ['--max_iters=2'], monkeypatch, capsys)[0] == 0
+    prepare('the mat sat on the cat. ' * 120)
+    result = run_script('train.py', [f'--out_dir={run}', '--init_from=resume', '--max_iters=4'], monkeypatch, capsys)
+    assert_one_line_error(result, f'the data in {data} changed since')
+    assert 'inputs_sha256, token counts differ' in result[2]

@@ -639,3 +639,41 @@ def test_speed_sets_each_setting_beside_the_default_and_hugging_face(tmp_path):
     assert '| best | standard | reduce-overhead | foreach | 130 | 7.7 | 41.0% |' in out
     assert '| standard ≥ 40% MFU | 41.0% | met |' in out and "tokens/s | 1.62× | met |" in out
     assert "| standard ≤ 0.6× Hugging Face's peak memory | 0.65× | missed |" in out
+
+
+def test_universal_khop2_stage_and_rows_pick_their_runs(tmp_path):
+    """DRY=1 of paper.sh universal_khop2: paper 2's 2-hop + residual and LN sparse model at the paper's size, one
+    universal.py call per setting (lr 1e-3; d = 56 at m = m̄ = 1,808; both) and seed (0, universal.py's own; 1 by
+    --seed), tagged with both, VARIANTS and SEEDS choosing; ROWS picks rows of a universal_<letter> stage; a setting
+    or row a stage lacks is a one-line error."""
+    import shlex
+    import universal
+    env = script_env(DRY='1', DONE=str(tmp_path / 'done'))
+    plan = lambda stage, **kw: subprocess.run(['bash', 'experiments/gpu/paper.sh', stage], cwd=ROOT, check=True,
+                                              env=dict(env, **kw), capture_output=True, text=True).stdout
+    calls = {}
+    for line in plan('universal_khop2').splitlines():
+        words = shlex.split(line.split(': ', 1)[1])
+        assert words[:3] == ['python', 'universal.py', 'experiments'], line
+        flags = dict(w[2:].split('=', 1) for w in words[3:])
+        assert {k: flags[k] for k in ('which', 'size', 'seeds', 'tasks', 'archs', 'models')} == dict(
+            which='table1', size='paper', seeds='0', tasks='khop2', archs='res_ln', models='sparse')
+        calls[flags['tag']] = flags['flags'].split(',')
+    assert calls == {
+        'lr1e-3': ['--learning_rate=1e-3'], 'lr1e-3_seed1': ['--learning_rate=1e-3', '--seed=1'],
+        'd56_m1808': ['--head_dim=56', '--n_embd=1808'],
+        'd56_m1808_seed1': ['--head_dim=56', '--n_embd=1808', '--seed=1'],
+        'd56_m1808_lr1e-3': ['--head_dim=56', '--n_embd=1808', '--learning_rate=1e-3'],
+        'd56_m1808_lr1e-3_seed1': ['--head_dim=56', '--n_embd=1808', '--learning_rate=1e-3', '--seed=1']}
+    H, L, d_in = 2, 3, 30                                       # the paper's 2-hop (config/universal_khop2.py)
+    assert universal.m_bar(H, L, d_in, 56) == 1808
+    assert plan('universal_khop2', SEEDS='1', VARIANTS='lr1e-3').count('\n') == 1
+    (line,) = plan('universal_a', ROWS='dyck1:attn').splitlines()
+    assert '--tasks=dyck1 --archs=attn ' in line
+    for stage, kw, message in (('universal_a', dict(ROWS='khop3:attn'), "error: universal_a's ROWS are dyck1:attn, "
+                                                                        "khop2:res_ln (got 'khop3:attn')"),
+                               ('khop', dict(ROWS='dyck1:attn'), "error: khop takes no ROWS (got 'dyck1:attn')"),
+                               ('universal_khop2', dict(VARIANTS='lr1e-2'), "error: universal_khop2's VARIANTS are ")):
+        bad = subprocess.run(['bash', 'experiments/gpu/paper.sh', stage], cwd=ROOT, env=dict(env, **kw),
+                             capture_output=True, text=True)
+        assert bad.returncode == 2 and bad.stderr.startswith(message) and bad.stderr.count('\n') == 1, bad.stderr

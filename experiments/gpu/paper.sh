@@ -28,6 +28,10 @@
 #   bash experiments/gpu/paper.sh universal_d   # paper 2, Table 1: Dyck-1 and 1-hop + residual and LN
 #   bash experiments/gpu/paper.sh universal_e   # paper 2, Table 1: 1- and 2-hop attention-only
 #   bash experiments/gpu/paper.sh universal_f   # paper 2, Table 1: 3- and 4-hop attention-only
+#   bash experiments/gpu/paper.sh universal_khop2  # paper 2, 2-hop + residual and LN, sparse, beside Table 1's run
+#                                               #   (lr 1e-4, d = 28, m = 1024): lr 1e-3 (lr1e-3), wider heads
+#                                               #   (d56_m1808: d = 56, m = m̄ = 1,808) and both, seeds 0 and 1
+#                                               #   (runs khop2_res_ln_sparse_<setting>[_seed1])
 #   bash experiments/gpu/paper.sh appf          # paper 2, App. F: 3- and 4-hop + MLP, + MLP and LN at the CPU size
 #                                               #   (ARCHS, JOBS: which rows, how many runs at a time)
 #   bash experiments/gpu/paper.sh lm            # Tables 2, 9: the four variants at 12 x 512 on data/gpu_lm, in the
@@ -80,18 +84,20 @@
 # the machine and the stages beside it (any run goes through a running daemon); machine.txt says whether one ran.
 # JOBS: how many runs at a time (default: all of a stage's train.py runs, each with its own TIME_S, so that the
 # stage takes up to TIME_S times the runs over JOBS, rounded up; paper 2's universal.py calls: 3 per row, 6 for
-# appf, all within TIME_S).
+# appf, all within TIME_S; universal_khop2's: JOBS calls of one run at a time, each with its own TIME_S).
 # The runs' out_dirs (checkpoints) are RUNS/<run> (RUNS: out/gpu/paper/runs; paper 2's RUNS/<stage>/).
 # DRY=1 makes nothing: it prints each train.py run's name, whether it would run, continue or is finished, and its
 # command (the universal stages: their universal.py commands), to see what a call would do before making it.
 # DEVICE (default cuda) and EXTRA (flags appended to every train.py run) make a CPU rehearsal of the logic:
 #   DEVICE=cpu TIME_S=60 EXTRA="--max_iters=4 --eval_interval=2 --n_layer=1 --n_embd=32 --n_head=2 --batch_size=8
 #   --micro_batch_size=8 --n_test=16 --compile=False --dtype=float32" bash experiments/gpu/paper.sh khop
-# (the universal stages take UFLAGS: universal.py experiments' --flags, which tag the run names). VARIANTS chooses a
-# subset of a train.py stage's variants (one the stage lacks is an error; addition's and dyck1's MixiT with 256 heads
-# is mixit_256; khop_qk's settings std0.028, lr5e-4, width1024), SEEDS of its seeds (sentiment, khop, khop_qk), LAYERS
-# the depths of depth, depth16 and covariance, MMAX retrieval's m_max values (whole numbers, each an error on the
-# other stages), e.g. SEEDS=1 VARIANTS="standard mixit", LAYERS=2 VARIANTS=mixit DEPTH_ITERS=40000 (the authors' whole
+# (the universal stages take UFLAGS: universal.py experiments' --flags, which tag the run names; ROWS picks some of a
+# universal_<letter> stage's rows, task:arch, e.g. ROWS=dyck1:attn bash experiments/gpu/paper.sh universal_a).
+# VARIANTS chooses a subset of a train.py stage's variants (one the stage lacks is an error; addition's and dyck1's
+# MixiT with 256 heads is mixit_256; khop_qk's settings std0.028, lr5e-4, width1024; universal_khop2's lr1e-3,
+# d56_m1808, d56_m1808_lr1e-3), SEEDS of its seeds (sentiment, khop, khop_qk, universal_khop2), LAYERS the depths of
+# depth, depth16 and covariance, MMAX retrieval's m_max values (whole numbers, each an error on the other stages),
+# e.g. SEEDS=1 VARIANTS="standard mixit", LAYERS=2 VARIANTS=mixit DEPTH_ITERS=40000 (the authors' whole
 # schedule). TAG (letters, digits, '.', '_', '-') ends every train.py run's name, so that runs that EXTRA changes land
 # beside the stage's own when unpacked rather than over them, e.g. TAG=_20000steps EXTRA="--max_iters=20000" bash
 # experiments/gpu/paper.sh memorization, or TAG=_seed2 EXTRA=--seed=2 for another seed of a stage without SEEDS.
@@ -99,7 +105,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 source experiments/gpu/common.sh
 STAGES="sentiment depth depth16 addition memorization khop khop_qk dyck1 modular retrieval"
-STAGES+=" universal_a universal_b universal_c universal_d universal_e universal_f appf lm covariance"
+STAGES+=" universal_a universal_b universal_c universal_d universal_e universal_f universal_khop2 appf lm covariance"
 stage=${1:-}
 if [[ " $STAGES " != *" $stage "* ]]; then
     echo "error: name a stage: ${STAGES// /, } (got '$stage')" >&2
@@ -112,7 +118,8 @@ declare -A VARIANTS_OF=(   # each train.py stage's variants (khop_qk: settings),
     [khop]="standard frozen_qk" [khop_qk]="std0.028 lr5e-4 width1024"
     [dyck1]="standard frozen_qk frozen_mlp mixit mixit_256" [modular]="standard frozen_qk frozen_mlp mixit"
     [retrieval]="standard frozen_qk frozen_mlp mixit" [lm]="standard frozen_qk frozen_mlp mixit"
-    [covariance]="random mixit mixit_nosink mixit_depthscaled random_depthscaled")
+    [covariance]="random mixit mixit_nosink mixit_depthscaled random_depthscaled"
+    [universal_khop2]="lr1e-3 d56_m1808 d56_m1808_lr1e-3")
 VARIANTS_OF[lm]+=" standard_depthscaled frozen_qk_depthscaled frozen_mlp_depthscaled mixit_depthscaled"
 all=${VARIANTS_OF[$stage]:-}
 if [ -n "${VARIANTS:-}" ] && [ -z "$all" ]; then
@@ -126,7 +133,8 @@ for v in $VARIANTS; do
         exit 2
     fi
 done
-declare -A TAKES=([SEEDS]="sentiment khop khop_qk" [LAYERS]="depth depth16 covariance" [MMAX]=retrieval)
+declare -A TAKES=([SEEDS]="sentiment khop khop_qk universal_khop2" [LAYERS]="depth depth16 covariance"
+                   [MMAX]=retrieval)
 for name in SEEDS LAYERS MMAX; do   # lists of whole numbers, each read by the stages TAKES names
     if [ -n "${!name:-}" ] && [[ " ${TAKES[$name]} " != *" $stage "* ]]; then
         hint=
@@ -140,6 +148,20 @@ for name in SEEDS LAYERS MMAX; do   # lists of whole numbers, each read by the s
             exit 2
         fi
     done
+done
+declare -A ROWS_OF=(   # paper 2, Table 1's ten rows (task:architecture), at most two per stage
+    [universal_a]="dyck1:attn khop2:res_ln" [universal_b]=khop3:res_ln [universal_c]=khop4:res_ln
+    [universal_d]="dyck1:res_ln khop1:res_ln" [universal_e]="khop1:attn khop2:attn"
+    [universal_f]="khop3:attn khop4:attn")
+if [ -n "${ROWS:-}" ] && [ -z "${ROWS_OF[$stage]:-}" ]; then
+    echo "error: $stage takes no ROWS (got '$ROWS')" >&2
+    exit 2
+fi
+for row in ${ROWS:-}; do
+    if [[ " ${ROWS_OF[$stage]} " != *" $row "* ]]; then
+        echo "error: $stage's ROWS are ${ROWS_OF[$stage]// /, } (got '$row')" >&2
+        exit 2
+    fi
 done
 TIME_S=${TIME_S:-480}
 DEPTH_ITERS=${DEPTH_ITERS:-4000}
@@ -451,17 +473,40 @@ retrieval)   # Table 1 at m_max = 30; Fig. 2 at the others (MMAX)
         done
     done
     ;;
-universal_?)   # paper 2, Table 1's ten rows (task:architecture), at most two per stage, side by side
-    declare -A rows=([universal_a]="dyck1:attn khop2:res_ln" [universal_b]=khop3:res_ln [universal_c]=khop4:res_ln
-                     [universal_d]="dyck1:res_ln khop1:res_ln" [universal_e]="khop1:attn khop2:attn"
-                     [universal_f]="khop3:attn khop4:attn")
+universal_?)   # paper 2, Table 1's rows, the stage's (or ROWS of them) side by side
     reuse_done
-    for row in ${rows[$stage]}; do
+    for row in ${ROWS:-${ROWS_OF[$stage]}}; do
         if [ "$DRY" = 1 ]; then
             universal "${row%:*}" "${row#*:}" "${JOBS:-3}"
         else
             universal "${row%:*}" "${row#*:}" "${JOBS:-3}" &
         fi
+    done
+    wait
+    salvage paper paper2/paper
+    ;;
+universal_khop2)   # 2-hop + residual and LN, sparse, its runs side by side (JOBS at a time); Table 1's is lr 1e-4,
+                   # d = 28, m = 1024. Wider heads: d = 56, m = m̄ = 1,808 (python universal.py dims --H=2 --L=3
+                   # --d=56 --d_in=30), twice the head width as at the CPU size, where d = 8 for 4 solved 3-hop
+    declare -A setting=([lr1e-3]=--learning_rate=1e-3 [d56_m1808]=--head_dim=56,--n_embd=1808
+                        [d56_m1808_lr1e-3]=--head_dim=56,--n_embd=1808,--learning_rate=1e-3)
+    reuse_done
+    for seed in ${SEEDS:-0 1}; do
+        for v in $VARIANTS; do
+            tag=$v$([ "$seed" = 0 ] || echo "_seed$seed")    # universal.py's sparse run is seed 0; another: --seed
+            go=(universal_py "$LOGS/universal_khop2_$tag.txt" experiments --which=table1 --size=paper --seeds=0
+                --tasks=khop2 --archs=res_ln --models=sparse --jobs=1 --out=$UNIVERSAL --results="$LOGS/paper2/paper"
+                --flags="${setting[$v]}$([ "$seed" = 0 ] || echo ",--seed=$seed")${UFLAGS:+,$UFLAGS}"
+                --tag="$tag${UFLAGS:+_rehearsal}")
+            if [ "$DRY" = 1 ]; then
+                "${go[@]}"
+                continue
+            fi
+            while [ "$(jobs -rp | wc -l)" -ge "${JOBS:-1000}" ]; do
+                wait -n || true
+            done
+            "${go[@]}" &
+        done
     done
     wait
     salvage paper paper2/paper

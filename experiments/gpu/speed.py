@@ -21,8 +21,9 @@ import sys
 from configurator import fail
 
 HF = 'hf_llama'
-TARGETS = (('standard ≥ 40% MFU', 'mfu', 0.40, '>='), ('standard ≥ 1.3× Hugging Face\'s tokens/s', 'over_hf', 1.3, '>='),
-           ('standard ≤ 0.6× Hugging Face\'s peak memory', 'memory_over_hf', 0.6, '<='))
+TARGETS = (('standard ≥ 40% MFU', 'mfu', 0.40, '>='),         # issue 107's: (label, row key, goal, sense)
+           ("standard ≥ 1.3× Hugging Face's tokens/s", 'over_hf', 1.3, '>='),
+           ("standard ≤ 0.6× Hugging Face's peak memory", 'memory_over_hf', 0.6, '<='))
 
 
 def load(folder):
@@ -92,7 +93,8 @@ def table(runs):
     for r in rs:
         lines.append(f"| {r['setting']} | {r['variant']} | {r['compile_mode'] or 'eager'} | {r['optimizer']} | "
                      f"{r['tokens_per_s']:,.0f} | {r['ms']:.1f} | {fmt(r['mfu'], '{:.1%}')} | "
-                     f"{fmt(r['memory'] and r['memory'] / 2**30, '{:.2f} GiB')} | {fmt(r['over_default'], '{:.3f}×')} | "
+                     f"{fmt(r['memory'] and r['memory'] / 2**30, '{:.2f} GiB')} | "
+                     f"{fmt(r['over_default'], '{:.3f}×')} | "
                      f"{fmt(r['over_hf'], '{:.3f}×')} | {fmt(r['memory_over_hf'], '{:.2f}×')} | "
                      f"{fmt(r['loss_vs_eager'], '{:.1e}')} |")
     devices = sorted({r['device'] for r in rs if r['device']})

@@ -83,6 +83,9 @@ except TypeError as e:                               # model_args of a model.py 
     fail(f"{ckpt_path}: its model_args do not fit model.py's GPTConfig ({e})")
 except ValueError as e:
     fail(e)
+not_finite = [name for name, p in model.named_parameters() if not torch.isfinite(p).all()]
+if not_finite:
+    fail(f"{ckpt_path}: its weights are not finite ({not_finite[0]} holds nan or inf: a run that diverged?)")
 model.to(device).eval()
 torch.manual_seed(seed)
 
@@ -92,6 +95,10 @@ try:
     enc = tasks.encoding_of(meta, tokenizer or None, data_dir)
 except ValueError as e:
     fail(e)
+model_vocab = len(ids) if ids is not None else meta['vocab_size']
+if model_vocab != model.config.vocab_size:
+    fail(f"{data_dir} has a vocabulary of {model_vocab} tokens but the model {model.config.vocab_size}: not the data it "
+         f"was trained on ({config.get('lm_data_dir')}); pass that with --data_dir")
 if enc.n_vocab != meta['vocab_size']:
     fail(f"the tokenizer has {enc.n_vocab} tokens but the data was prepared with {meta['tokenizer']} "
          f"({meta['vocab_size']}); pass its .tiktoken file with --tokenizer")

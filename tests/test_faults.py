@@ -283,3 +283,28 @@ def test_resume_refuses_data_that_changed(tmp_path, monkeypatch, capsys):
     result = run_script('train.py', [f'--out_dir={run}', '--init_from=resume', '--max_iters=4'], monkeypatch, capsys)
     assert_one_line_error(result, f'the data in {data} changed since')
     assert 'inputs_sha256, token counts differ' in result[2]
+
+
+def test_sample_edges_are_one_line_or_work(char_lm, tmp_path, monkeypatch, capsys):
+    """sample.py at a tiny temperature samples the most likely tokens (no inf / nan reaching torch.multinomial);
+    nan weights, a seed of 2**64 or data of another vocabulary are one line each, exit 2."""
+    from model import GPT, GPTConfig
+    code, out, err = run_script('sample.py', [f"--out_dir={char_lm['standard']}", '--start=the', '--temperature=1e-30',
+                                              '--num_samples=1', '--max_new_tokens=5'], monkeypatch, capsys)
+    assert code == 0 and 'Traceback' not in err, err
+    assert_one_line_error(run_script('sample.py', [f"--out_dir={char_lm['standard']}", f'--seed={2 ** 64}'],
+                                     monkeypatch, capsys), '--seed must be < 2**64')
+    ckpt = torch.load(os.path.join(char_lm['standard'], 'ckpt.pt'), weights_only=True)
+    ckpt['model']['lm_head.weight'].fill_(float('nan'))
+    os.makedirs(tmp_path / 'nan')
+    torch.save(ckpt, tmp_path / 'nan' / 'ckpt.pt')
+    assert_one_line_error(run_script('sample.py', [f"--out_dir={tmp_path / 'nan'}", '--start=the'], monkeypatch, capsys),
+                          "ckpt.pt: its weights are not finite (lm_head.weight holds nan")
+    import text_data
+    from configurator import run_command
+    (tmp_path / 'other.txt').write_text('abcdefghijklmnopqrstuvwxyz ' * 50)
+    run_command(dict(prepare=text_data.prepare_command), ['prepare', 'x', f'--input={tmp_path / "other.txt"}',
+                '--tokenizer=char', '--test_fraction=0.1', f'--out_dir={tmp_path / "other"}'])
+    result = run_script('sample.py', [f"--out_dir={char_lm['standard']}", f"--data_dir={tmp_path / 'other'}"],
+                        monkeypatch, capsys)
+    assert_one_line_error(result, f"{tmp_path / 'other'} has a vocabulary of 28 tokens but the model 12")

@@ -644,8 +644,8 @@ def test_speed_sets_each_setting_beside_the_default_and_hugging_face(tmp_path):
 def test_universal_khop2_stage_and_rows_pick_their_runs(tmp_path):
     """DRY=1 of paper.sh universal_khop2: paper 2's 2-hop + residual and LN sparse model at the paper's size, one
     universal.py call per setting (lr 1e-3; d = 56 at m = m̄ = 1,808; both) and seed (0, universal.py's own; 1 by
-    --seed), tagged with both, VARIANTS and SEEDS choosing; ROWS picks rows of a universal_<letter> stage; a setting
-    or row a stage lacks is a one-line error."""
+    --seed), tagged with both, VARIANTS and SEEDS choosing; ROWS picks rows of a universal_<letter> stage and MODELS
+    its models; a setting, row or model a stage lacks is a one-line error."""
     import shlex
     import universal
     env = script_env(DRY='1', DONE=str(tmp_path / 'done'))
@@ -669,10 +669,13 @@ def test_universal_khop2_stage_and_rows_pick_their_runs(tmp_path):
     assert universal.m_bar(H, L, d_in, 56) == 1808
     assert plan('universal_khop2', SEEDS='1', VARIANTS='lr1e-3').count('\n') == 1
     (line,) = plan('universal_a', ROWS='dyck1:attn').splitlines()
-    assert '--tasks=dyck1 --archs=attn ' in line
+    assert '--tasks=dyck1 --archs=attn --jobs=3 ' in line
+    (line,) = plan('universal_b', MODELS='sparse random').splitlines()
+    assert '--tasks=khop3 --archs=res_ln --models=sparse\\,random --jobs=3 ' in line
     for stage, kw, message in (('universal_a', dict(ROWS='khop3:attn'), "error: universal_a's ROWS are dyck1:attn, "
                                                                         "khop2:res_ln (got 'khop3:attn')"),
                                ('khop', dict(ROWS='dyck1:attn'), "error: khop takes no ROWS (got 'dyck1:attn')"),
+                               ('universal_b', dict(MODELS='sparse all'), "error: MODELS are sparse, random, full"),
                                ('universal_khop2', dict(VARIANTS='lr1e-2'), "error: universal_khop2's VARIANTS are ")):
         bad = subprocess.run(['bash', 'experiments/gpu/paper.sh', stage], cwd=ROOT, env=dict(env, **kw),
                              capture_output=True, text=True)

@@ -92,7 +92,8 @@
 #   DEVICE=cpu TIME_S=60 EXTRA="--max_iters=4 --eval_interval=2 --n_layer=1 --n_embd=32 --n_head=2 --batch_size=8
 #   --micro_batch_size=8 --n_test=16 --compile=False --dtype=float32" bash experiments/gpu/paper.sh khop
 # (the universal stages take UFLAGS: universal.py experiments' --flags, which tag the run names; ROWS picks some of a
-# universal_<letter> stage's rows, task:arch, e.g. ROWS=dyck1:attn bash experiments/gpu/paper.sh universal_a).
+# universal_<letter> stage's rows, task:arch, e.g. ROWS=dyck1:attn bash experiments/gpu/paper.sh universal_a, and
+# MODELS some of its models, e.g. MODELS="sparse random": those whose checkpoints can travel to another machine).
 # VARIANTS chooses a subset of a train.py stage's variants (one the stage lacks is an error; addition's and dyck1's
 # MixiT with 256 heads is mixit_256; khop_qk's settings std0.028, lr5e-4, width1024; universal_khop2's lr1e-3,
 # d56_m1808, d56_m1808_lr1e-3), SEEDS of its seeds (sentiment, khop, khop_qk, universal_khop2), LAYERS the depths of
@@ -157,6 +158,16 @@ if [ -n "${ROWS:-}" ] && [ -z "${ROWS_OF[$stage]:-}" ]; then
     echo "error: $stage takes no ROWS (got '$ROWS')" >&2
     exit 2
 fi
+if [ -n "${MODELS:-}" ] && [ -z "${ROWS_OF[$stage]:-}" ]; then
+    echo "error: $stage takes no MODELS (got '$MODELS')" >&2
+    exit 2
+fi
+for m in ${MODELS:-}; do
+    if [[ " sparse random full " != *" $m "* ]]; then
+        echo "error: MODELS are sparse, random, full (got '$m')" >&2
+        exit 2
+    fi
+done
 for row in ${ROWS:-}; do
     if [[ " ${ROWS_OF[$stage]} " != *" $row "* ]]; then
         echo "error: $stage's ROWS are ${ROWS_OF[$stage]// /, } (got '$row')" >&2
@@ -355,10 +366,11 @@ universal_py() {   # universal_py LOG ARGS...: python universal.py ARGS under th
     timeout -k 60 "$TIME_S" "${cmd[@]}" 2>&1 | tee "$1" || true
 }
 
-universal() {   # universal TASKS ARCHS JOBS: universal.py experiments --size=paper for those rows, seed 0
+universal() {   # universal TASKS ARCHS JOBS: universal.py experiments --size=paper for those rows, seed 0 (MODELS of
+                # its models)
     universal_py "$LOGS/universal_$1_$2.txt" experiments --which=table1 --size=paper --seeds=0 --tasks="$1" \
-        --archs="$2" --jobs="$3" --out=$UNIVERSAL --results="$LOGS/paper2/paper" \
-        ${UFLAGS:+--flags="$UFLAGS" --tag=rehearsal}
+        --archs="$2" ${MODELS:+--models="${MODELS// /,}"} --jobs="$3" --out=$UNIVERSAL \
+        --results="$LOGS/paper2/paper" ${UFLAGS:+--flags="$UFLAGS" --tag=rehearsal}
 }
 
 salvage() {   # salvage SIZE RESULTS: the universal runs of out dir $UNIVERSAL/SIZE into LOGS/RESULTS/<run>. One

@@ -26,6 +26,8 @@ A claim's fields (a [[claim.cell]] inherits every field it does not set from its
                                 (100 for accuracies, the default for val_acc and val_exact), and for log.jsonl the
                                 record: 'last' (default), an iter, or 'min' / 'max' of the metric over the records
     steps                       the steps planned; a run whose last record is short of them is shown stopped
+    label, digits, headline     a cell's name in the table, the decimals shown, and whether README's table has the
+                                claim
     check, tolerance, expect    what 'reproduced' and 'reproduced at CPU size only' require (holds()):
       value     every cell: min(runs) - tolerance <= paper <= max(runs) + tolerance
       at_least  every cell: paper <= min(runs) + tolerance (each run reaches the paper's number; for claims that a
@@ -40,7 +42,6 @@ A claim's fields (a [[claim.cell]] inherits every field it does not set from its
 
 import argparse
 import json
-import math
 import os
 import re
 import statistics

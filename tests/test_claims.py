@@ -140,7 +140,8 @@ def make_repo(tmp_path, claims=CLAIMS, accs=(0.965, 0.99)):
                                      json.dumps(dict(iter=100, val_acc=acc)) + '\n')
     (tmp_path / 'results' / 'paper1' / 'claims.toml').write_text(claims)
     (tmp_path / 'docs').mkdir()
-    (tmp_path / 'docs' / 'paper1.md').write_text('# Paper 1\n\n<!-- claims:paper1 -->\n<!-- /claims:paper1 -->\n\n## One\n')
+    (tmp_path / 'docs' / 'paper1.md').write_text(
+        '# Paper 1\n\n<!-- claims:paper1 -->\n<!-- /claims:paper1 -->\n\n## One\n')
     return str(tmp_path)
 
 

@@ -477,11 +477,13 @@ modular)
     ;;
 retrieval)   # Table 1 at m_max = 30; Fig. 2 at the others (MMAX)
     steps=$([ "$RETRIEVAL_ITERS" = 20000 ] || echo "_${RETRIEVAL_ITERS}steps")   # a run short of the configs'
+    every=$((RETRIEVAL_ITERS / 40 > 250 ? RETRIEVAL_ITERS / 40 : 250))   # evaluations: every 250 steps, at most 40
+                                                                          # (each writes a 0.4 GB ckpt.pt)
     for m in ${MMAX:-30}; do
         for v in $VARIANTS; do
             run paper1 "retrieval_$v$([ "$m" = 30 ] || echo "_mmax$m")$steps" "config/retrieval_$v.py" \
                 --retrieval_m_max="$m" --micro_batch_size=1024 --max_iters="$RETRIEVAL_ITERS" \
-                --warmup_iters=$((RETRIEVAL_ITERS / 50)) --eval_interval=250
+                --warmup_iters=$((RETRIEVAL_ITERS / 50)) --eval_interval=$every
         done
     done
     ;;

@@ -41,8 +41,12 @@ def init_process_group(device, device_type, backend, batch_size, timeout=600.0):
     CUDA, gloo on a CPU; on CUDA each local rank takes its GPU (gloo lets several share one, a test of the
     multi-process logic). timeout: seconds a collective waits for the other processes before it fails (gloo:
     raises RuntimeError, which run_guard.collective_faults reports; NCCL: its watchdog ends the process). Returns
-    (rank, world_size, device). Raises ValueError when batch_size does not divide among the processes, timeout is
-    not > 0, or NCCL finds no GPU for a rank."""
+    (rank, world_size, device). Raises ValueError when torchrun's variables are missing (RANK set by hand), batch_size
+    does not divide among the processes, timeout is not > 0, or NCCL finds no GPU for a rank."""
+    missing = [k for k in ('LOCAL_RANK', 'WORLD_SIZE', 'MASTER_ADDR', 'MASTER_PORT') if k not in os.environ]
+    if missing:
+        raise ValueError(f"RANK is set but {missing[0]} is not: start the processes with torchrun (or unset RANK "
+                         f"to run one process)")
     rank, local_rank, world_size = (int(os.environ[k]) for k in ('RANK', 'LOCAL_RANK', 'WORLD_SIZE'))
     if not timeout > 0:
         raise ValueError(f"--ddp_timeout must be > 0 (seconds), got {timeout}")

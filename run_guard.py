@@ -13,7 +13,7 @@ from contextlib import contextmanager
 
 import torch
 
-from checkpoint import FAULT, last_checkpoint
+from checkpoint import FAULT, last_checkpoint, write_error
 from configurator import fail
 from hardware import available_memory
 from head_loss import loss_chunk_rows
@@ -26,15 +26,18 @@ def lock_dir(path):
     """Make the folder path and hold an exclusive lock on path/.lock (fcntl.flock) until the process ends, however
     it ends (the OS lets go), so that no two runs write one out_dir; the lock file holds the holder's PID. A
     folder this process locked before (a run started again in the same process) is locked anew. Raises
-    ValueError naming the holder's PID when another process holds it, or naming the folder when it cannot be
-    made or written."""
+    ValueError naming the holder's PID when another process holds it, or naming the folder or file when it cannot
+    be made or written (a full disk, .lock a folder)."""
     import fcntl
     key = os.path.realpath(path)
     if key in _locks:
         _locks.pop(key).close()
+    lock_path = os.path.join(path, '.lock')
+    if os.path.isdir(lock_path):
+        raise ValueError(f"{lock_path} is a folder, where the run's lock file belongs: move it out of --out_dir")
     try:
         os.makedirs(path, exist_ok=True)
-        lock = open(os.path.join(path, '.lock'), 'a+')
+        lock = open(lock_path, 'a+')
     except OSError as e:
         raise ValueError(f"cannot write in --out_dir={path}: {e.strerror}") from None
     try:
@@ -45,9 +48,13 @@ def lock_dir(path):
         lock.close()
         raise ValueError(f"--out_dir={path} is in use by another run (PID {holder}); wait for it to end, or choose "
                          f"another out_dir") from None
-    lock.truncate(0)
-    lock.write(f'{os.getpid()}\n')
-    lock.flush()
+    try:
+        lock.truncate(0)
+        lock.write(f'{os.getpid()}\n')
+        lock.flush()
+    except OSError as e:                       # a full disk
+        lock.close()
+        raise ValueError(f"cannot write {lock_path}: {write_error(e)}") from None
     _locks[key] = lock
 
 

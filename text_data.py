@@ -276,8 +276,11 @@ def read_text(path):
             return f.read()
     except FileNotFoundError:
         raise DataError(f"input not found: {path}") from None
-    except (UnicodeDecodeError, OSError, EOFError, lzma.LZMAError) as e:
-        raise DataError(f"{path}: not readable UTF-8 text ({type(e).__name__})") from None
+    except UnicodeDecodeError as e:
+        raise DataError(f"{path}: not UTF-8 text (byte {e.object[e.start]:#04x} at position {e.start:,})") from None
+    except (OSError, EOFError, lzma.LZMAError) as e:
+        what = f"a truncated or damaged {os.path.splitext(path)[1]} file" if opener is not open else "not readable"
+        raise DataError(f"{path}: {what} ({type(e).__name__}: {str(e) or 'ends too early'})") from None
 
 
 def list_files(inputs):
@@ -572,6 +575,13 @@ def load_prepared(data_dir, task):
     if meta.get('dtype', 'uint16') != 'uint16' or not isinstance(meta.get('vocab_size'), int):
         raise DataError(f"{meta_path}: dtype {meta.get('dtype')!r}, vocab_size {meta.get('vocab_size')!r}: not the "
                         f"uint16 token files of python tasks.py prepare; prepare the data again")
+    count = lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0
+    for key, value in [('eot', meta.get('eot'))] + [(f'splits.{s}.{k}', (splits[s] if isinstance(splits[s], dict)
+                                                                        else {}).get(k))
+                                                   for s in ('train', 'test') for k in ('tokens', 'documents')]:
+        if not count(value):
+            raise DataError(f"{meta_path}: {key} is {value!r}, not a whole number >= 0 (a hand-edited meta.json?); "
+                            f"prepare the data again")
     for s in ('train', 'test'):                    # the files are the ones meta.json describes
         path = os.path.join(data_dir, f'{s}.bin')
         if os.path.getsize(path) != 2 * splits[s]['tokens']:
@@ -637,11 +647,21 @@ def prepare_command(dataset: str,
         fail(f"task must be lm or sentiment, got {task!r}")
     if not 0 <= test_fraction < 1:
         fail(f"test_fraction must be in [0, 1), got {test_fraction}")
+    target = out_dir or os.path.join(DATA_DIR, dataset)
+    if os.path.exists(target) and not os.path.isdir(target):
+        fail(f"--out_dir={target} is a file, not a folder")
     try:
         meta = prepare(dataset, split(input), split(test_input), task or None, tokenizer or None, out_dir or None,
                        num_proc or None, test_fraction, force)
     except DataError as e:
         fail(e)
+    except OSError as e:                                   # a full disk, a folder that cannot be written
+        import errno
+        partial = [f for f in os.listdir(target) if f.endswith('.tmp')] if os.path.isdir(target) else []
+        for f in partial:
+            os.remove(os.path.join(target, f))
+        fail(f"cannot write {e.filename or target}: {errno.errorcode.get(e.errno, e.errno)} ({e.strerror}); "
+             f"finished splits are kept" + (f", the partial {', '.join(sorted(partial))} removed" if partial else ''))
     except KeyboardInterrupt:
         print("interrupted: finished splits are kept, re-run to do the rest", file=sys.stderr)
         sys.exit(130)

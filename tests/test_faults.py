@@ -73,10 +73,12 @@ def running(pid):
 
 
 @pytest.mark.skipif(not os.path.isdir('/proc'), reason='finds the ranks in /proc')
-def test_a_stopped_rank_ends_the_other_with_one_line(tmp_path):
-    """Two gloo processes, rank 1 stopped (SIGSTOP, as a debugger or a frozen node): rank 0 does not wait for ever
-    in its collective; after --ddp_timeout seconds it says which collective timed out and the iteration ckpt.pt
-    is from, and exits 3."""
+@pytest.mark.parametrize('sig, message', [(signal.SIGSTOP, 'timed out after 8 s (a rank stopped or stuck?)'),
+                                          (signal.SIGKILL, 'failed: another process of the run ended')])
+def test_a_stopped_rank_ends_the_other_with_one_line(sig, message, tmp_path):
+    """Two gloo processes, rank 1 stopped (SIGSTOP, as a debugger or a frozen node) or killed (SIGKILL, out of
+    memory): rank 0 does not wait for ever in its collective; after --ddp_timeout seconds (stopped) or at once
+    (killed) it says which collective failed and the iteration ckpt.pt is from, and exits 3."""
     from test_bad_input import start_run
     out, timeout = str(tmp_path / 'two'), 8
     p = start_run(out, f'--ddp_timeout={timeout}', '--checkpoint_interval=2',
@@ -85,22 +87,24 @@ def test_a_stopped_rank_ends_the_other_with_one_line(tmp_path):
     try:
         rank = ranks(p)
         stopped = rank[1]
-        os.kill(stopped, signal.SIGSTOP)
+        os.kill(stopped, sig)
         t0, err = time.time(), ''
-        while 'timed out after' not in err and time.time() < t0 + timeout + 60:
+        while 'error: rank 0' not in err and time.time() < t0 + timeout + 60:
             time.sleep(0.2)
             err = open(f'{out}.err').read()
         elapsed = time.time() - t0
         while running(rank[0]) and time.time() < t0 + timeout + 90:
             time.sleep(0.1)
     finally:
-        if stopped:
-            os.kill(stopped, signal.SIGKILL)
-            os.kill(stopped, signal.SIGCONT)
+        for s in (signal.SIGKILL, signal.SIGCONT) if stopped else ():
+            try:
+                os.kill(stopped, s)
+            except ProcessLookupError:
+                pass
         p.wait(timeout=120)
     lines = [line for line in err.splitlines() if line.startswith('error: ')]
     at = torch.load(os.path.join(out, 'ckpt.pt'), weights_only=True)['iter_num']
-    assert len(lines) == 1 and lines[0].startswith('error: rank 0: ') and f'timed out after {timeout} s' in lines[0] \
+    assert len(lines) == 1 and lines[0].startswith('error: rank 0: ') and message in lines[0] \
         and f'ckpt.pt is from iteration {at}: continue with --init_from=resume' in lines[0], err[-3000:]
     assert elapsed < timeout + 30 and 'Traceback' not in err.split('error: rank 0')[0], (elapsed, err[-3000:])
     assert 'exitcode:3(pid' in open(f'{out}.err').read().replace(' ', '')     # torchrun's report of rank 0
@@ -308,3 +312,97 @@ def test_sample_edges_are_one_line_or_work(char_lm, tmp_path, monkeypatch, capsy
     result = run_script('sample.py', [f"--out_dir={char_lm['standard']}", f"--data_dir={tmp_path / 'other'}"],
                         monkeypatch, capsys)
     assert_one_line_error(result, f"{tmp_path / 'other'} has a vocabulary of 28 tokens but the model 12")
+
+
+# ----------------------------------------------------------------------------- the edges of a run
+
+def test_a_full_disk_or_a_folder_at_the_lock_is_one_line(tmp_path, monkeypatch, capsys):
+    """The lock file's PID cannot be written (a full disk), or .lock is a folder: one line naming the file,
+    exit 2."""
+    import errno
+    import run_guard
+
+    class Full:
+        def __init__(self, f):
+            self.f = f
+
+        def __getattr__(self, name):
+            return getattr(self.f, name)
+
+        def write(self, text):
+            raise OSError(errno.ENOSPC, 'No space left on device')
+    monkeypatch.setattr(run_guard, 'open', lambda path, mode: Full(open(path, mode)), raising=False)
+    run = tmp_path / 'run'
+    assert_one_line_error(train(run, '--max_iters=1', monkeypatch=monkeypatch, capsys=capsys),
+                          f"cannot write {run / '.lock'}: ENOSPC (No space left on device)")
+    monkeypatch.undo()
+    os.makedirs(tmp_path / 'dir' / '.lock')
+    assert_one_line_error(train(tmp_path / 'dir', '--max_iters=1', monkeypatch=monkeypatch, capsys=capsys),
+                          f"{tmp_path / 'dir' / '.lock'} is a folder, where the run's lock file belongs")
+
+
+def test_rank_without_torchrun_is_one_line(tmp_path):
+    """RANK set by hand, without torchrun's other variables: one line naming the first missing, exit 2."""
+    env = {k: v for k, v in os.environ.items() if k not in ('MASTER_ADDR', 'MASTER_PORT', 'LOCAL_RANK')}
+    for extra, missing in (({}, 'LOCAL_RANK'), ({'LOCAL_RANK': '0', 'WORLD_SIZE': '1'}, 'MASTER_ADDR')):
+        r = subprocess.run([sys.executable, 'train.py', *TINY, f'--out_dir={tmp_path / "o"}'], cwd=ROOT,
+                           capture_output=True, text=True, env=dict(env, OMP_NUM_THREADS='1', RANK='0', **extra))
+        assert_one_line_error((r.returncode, r.stdout, r.stderr), f'RANK is set but {missing} is not')
+
+
+def prepare(args, capsys):
+    """python tasks.py prepare ARGS (character tokens) in this process: (exit code, stdout, stderr)."""
+    import text_data
+    from configurator import run_command
+    capsys.readouterr()
+    code = 0
+    try:
+        run_command(dict(prepare=text_data.prepare_command), ['prepare', 'x', '--tokenizer=char', *args])
+    except SystemExit as e:
+        code = e.code
+    return (code, *capsys.readouterr())
+
+
+def test_prepare_edges_are_one_line(tmp_path, monkeypatch, capsys):
+    """tasks.py prepare into an --out_dir that is a file, from a truncated .xz (not called 'not UTF-8'), and on a
+    disk that fills while a split is written (the partial .tmp removed): one line each, exit 2."""
+    import lzma
+    import text_data
+    (tmp_path / 'a_file').write_text('x')
+    (tmp_path / 'a.txt').write_text('hello world\n' * 50)
+    with open(tmp_path / 'cut.txt.xz', 'wb') as f:
+        f.write(lzma.compress(b'hello world\n' * 50)[:40])
+    assert_one_line_error(prepare([f'--input={tmp_path / "a.txt"}', '--test_fraction=0.1',
+                                   f'--out_dir={tmp_path / "a_file"}'], capsys), 'is a file, not a folder')
+    assert_one_line_error(prepare([f'--input={tmp_path / "cut.txt.xz"}', '--test_fraction=0.1',
+                                   f'--out_dir={tmp_path / "d"}'], capsys), 'cut.txt.xz: a truncated or damaged .xz')
+    encode = text_data.encode_parallel
+
+    def fills_the_disk(*args, **kwargs):
+        yield next(encode(*args, **kwargs))
+        raise OSError(28, 'No space left on device')
+    monkeypatch.setattr(text_data, 'encode_parallel', fills_the_disk)
+    full = tmp_path / 'full'
+    code, _, err = prepare([f'--input={tmp_path / "a.txt"}', '--test_fraction=0.1', f'--out_dir={full}'], capsys)
+    errors = [line for line in err.splitlines() if 'error' in line or 'Traceback' in line]   # aside: tqdm's bar
+    assert code == 2 and len(errors) == 1 and errors[0].endswith(
+        f'cannot write {full}: ENOSPC (No space left on device); finished splits are kept, the partial train.bin.tmp '
+        f'removed'), err
+    assert not [f for f in os.listdir(full) if f.endswith('.tmp')]
+
+
+@pytest.mark.parametrize('edit, message', [
+    (lambda m: m['splits']['train'].pop('tokens'), 'splits.train.tokens is None, not a whole number >= 0'),
+    (lambda m: m['splits']['test'].update(documents='12'), "splits.test.documents is '12', not a whole number"),
+    (lambda m: m.update(eot=[0]), 'eot is [0], not a whole number >= 0')])
+def test_a_hand_edited_meta_json_is_one_line(edit, message, tmp_path, monkeypatch, capsys):
+    (tmp_path / 'a.txt').write_text('hello world\n' * 50)
+    data = tmp_path / 'data'
+    assert prepare([f'--input={tmp_path / "a.txt"}', '--test_fraction=0.1', f'--out_dir={data}'], capsys)[0] == 0
+    meta = json.load(open(data / 'meta.json'))
+    edit(meta)
+    json.dump(meta, open(data / 'meta.json', 'w'))
+    result = run_script('train.py', ['--task=lm', f'--lm_data_dir={data}', '--lm_block_size=8', '--n_layer=1',
+                                     '--n_head=2', '--n_embd=16', '--batch_size=4', '--compile=False', '--device=cpu',
+                                     '--max_iters=0', f'--out_dir={tmp_path / "o"}'], monkeypatch, capsys)
+    assert_one_line_error(result, f"{data / 'meta.json'}: {message}")

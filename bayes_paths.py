@@ -39,6 +39,7 @@ import torch
 from tqdm import tqdm
 
 from configurator import fail, run_command
+from hardware import memory_shortfall
 
 DTYPE = torch.float64
 
@@ -1403,10 +1404,16 @@ def timing(P=600,                     # training examples (the one-shot theory's
            threads=1,                 # torch threads
            seed=0):                   # random attentioned inputs and labels
     """Milliseconds per action-gradient step (paper 3, eqs. 11-12) from path kernels C against contracting ξ."""
-    require(min(P, heads, layers, N0, N, repeats, threads) >= 1 and tau > 0, "every size must be positive, tau > 0")
+    for key, value in dict(P=P, heads=heads, layers=layers, N0=N0, N=N, repeats=repeats, threads=threads).items():
+        require(value >= 1, f"--{key} must be >= 1, got {value}")
+    require(tau > 0, f"--tau must be > 0, got {tau}")
+    shape, n = (heads,) * layers, heads ** layers
+    short = memory_shortfall(8 * (P * n * N0 + P * P * n * n))          # xi (P, |Π|, N0) and C (P, P, |Π|, |Π|)
+    require(not short, f"--P={P} --heads={heads} --layers={layers} --N0={N0}: xi and the path kernels C "
+                       f"(P² |Π|² floats, |Π| = {n:,}) need more memory than there is: {short}; lower --P, --heads or "
+                       f"--layers")
     torch.set_num_threads(threads)
     g = torch.Generator().manual_seed(seed)
-    shape, n = (heads,) * layers, heads ** layers
     xi = torch.randn(P, n, N0, generator=g, dtype=DTYPE)
     Y = torch.sign(torch.randn(P, generator=g, dtype=DTYPE))
     t0 = time.perf_counter()

@@ -252,23 +252,87 @@ def auto_cpu_dtype(n=1024, max_s=0.05):
 # ----------------------------------------------------------------------------- memory
 
 def available_memory(device, device_type):
-    """Bytes the device can still give: a GPU's free memory (torch.cuda.mem_get_info), a CPU's MemAvailable
-    (/proc/meminfo; else the free physical pages from os.sysconf). None when unknown (MPS)."""
+    """Bytes the device can still give: a GPU's free memory (torch.cuda.mem_get_info); on a CPU the least of
+    MemAvailable (/proc/meminfo; else the free physical pages from os.sysconf), what the control group lets this
+    process still use (cgroup_free: a container's or a batch job's limit) and what its address-space limit leaves
+    (RLIMIT_AS, `ulimit -v`, less the address space already mapped). None when unknown (MPS)."""
     if device_type == 'cuda':
         return torch.cuda.mem_get_info(device)[0]
     if device_type != 'cpu':
         return None
+    limits = [cgroup_free(), address_space_free()]
     try:
         with open('/proc/meminfo') as f:
-            for line in f:
-                if line.startswith('MemAvailable:'):
-                    return int(line.split()[1]) * 1024
+            limits += [int(line.split()[1]) * 1024 for line in f if line.startswith('MemAvailable:')]
     except OSError:
-        pass
+        try:
+            limits.append(os.sysconf('SC_AVPHYS_PAGES') * os.sysconf('SC_PAGE_SIZE'))
+        except (ValueError, OSError, AttributeError):
+            pass
+    limits = [n for n in limits if n is not None]
+    return max(min(limits), 0) if limits else None
+
+
+def cgroup_free(root='/sys/fs/cgroup', own='/proc/self/cgroup'):
+    """Bytes that this process's memory control group (mounted at root; own: /proc/self/cgroup) lets it still use:
+    the limit (cgroup v2 memory.max, v1 memory.limit_in_bytes) less the usage (memory.current, memory.usage_in_bytes)
+    plus the inactive page cache that the kernel reclaims first (memory.stat), the least over the group's folder and
+    the mount's root (a container sees its own group there). None without a limit, or off Linux."""
     try:
-        return os.sysconf('SC_AVPHYS_PAGES') * os.sysconf('SC_PAGE_SIZE')
-    except (ValueError, OSError, AttributeError):
+        with open(own) as f:
+            paths = {c.split(':', 2)[1]: c.split(':', 2)[2].strip() for c in f if c.count(':') >= 2}
+    except OSError:
         return None
+    found = []
+    for version, sub, files in (('v2', '', ('memory.max', 'memory.current', 'inactive_file')),
+                                ('v1', 'memory', ('memory.limit_in_bytes', 'memory.usage_in_bytes',
+                                                  'total_inactive_file'))):
+        group = paths.get('' if version == 'v2' else 'memory')
+        if group is None:
+            continue
+        for folder in {os.path.join(root, sub, group.lstrip('/')), os.path.join(root, sub)}:
+            try:
+                with open(os.path.join(folder, files[0])) as f:
+                    limit = f.read().strip()
+                with open(os.path.join(folder, files[1])) as f:
+                    usage = int(f.read())
+            except (OSError, ValueError):
+                continue
+            if not limit.isdigit() or int(limit) >= 2 ** 60:              # 'max', or v1's "no limit"
+                continue
+            inactive = 0
+            try:
+                with open(os.path.join(folder, 'memory.stat')) as f:
+                    inactive = sum(int(line.split()[1]) for line in f if line.split()[0] == files[2])
+            except (OSError, ValueError, IndexError):
+                pass
+            found.append(int(limit) - usage + inactive)
+    return min(found) if found else None
+
+
+def address_space_free():
+    """Bytes of address space that RLIMIT_AS (`ulimit -v`) still leaves this process (its soft limit less the
+    VmSize mapped now), None without a limit."""
+    try:
+        import resource
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if soft == resource.RLIM_INFINITY:
+            return None
+        with open('/proc/self/status') as f:
+            mapped = next(int(line.split()[1]) * 1024 for line in f if line.startswith('VmSize:'))
+        return soft - mapped
+    except (ImportError, OSError, ValueError, StopIteration):
+        return None
+
+
+def memory_shortfall(need, device='cpu', device_type='cpu'):
+    """'about X GiB is needed but Y GiB is available on device' when need (bytes) exceeds available_memory, else
+    None: the one-line reason for the scripts' memory pre-checks."""
+    have = available_memory(device, device_type)
+    if have is None or need <= have:
+        return None
+    gib = lambda n: f"{n / 2 ** 30:,.1f}" if n < 2 ** 50 else f"{n / 2 ** 30:.2e}"
+    return f"about {gib(need)} GiB is needed but {gib(have)} GiB is available on {device}"
 
 
 @functools.cache

@@ -26,7 +26,7 @@ import torch.nn.functional as F
 import tasks
 from checkpoint import load_checkpoint, load_weights
 from configurator import configure, fail
-from hardware import resolve_device
+from hardware import memory_shortfall, resolve_device
 from model import GPT, GPTConfig
 
 out_dir = 'out'
@@ -62,7 +62,7 @@ if start.startswith('FILE:'):
     except (OSError, UnicodeDecodeError) as e:
         fail(f"--start=FILE:{prompt_path}: not readable UTF-8 text ({type(e).__name__})")
 try:
-    device, _ = resolve_device(device)
+    device, device_type = resolve_device(device)
 except ValueError as e:
     fail(e)
 
@@ -70,12 +70,19 @@ ckpt_path = os.path.join(out_dir, ckpt)
 if not os.path.isfile(ckpt_path):
     fail(f"no checkpoint at {ckpt_path}; train one first (python train.py config/cpu/wikitext_standard.py)")
 try:
-    checkpoint = load_checkpoint(ckpt_path)
+    checkpoint = load_checkpoint(ckpt_path, mmap=True)      # mapped: only the weights are read, not the optimizer's
 except ValueError as e:
     fail(e)
 config = checkpoint.get('config') if isinstance(checkpoint.get('config'), dict) else {}
 if config.get('task') != 'lm':
     fail(f"{ckpt_path} is a {config.get('task')!r} model; sampling needs a language model (task 'lm')")
+args = checkpoint['model_args'] if isinstance(checkpoint['model_args'], dict) else {}
+tensors = checkpoint['model'].values() if isinstance(checkpoint['model'], dict) else []
+weights = sum(t.numel() for t in tensors if isinstance(t, torch.Tensor)) * 4                       # fp32
+T, width, heads = (int(args.get(k) or 1) for k in ('block_size', 'n_embd', 'n_head'))
+short = memory_shortfall(weights + 4 * T * (16 * width + heads * T), device, device_type)   # + one forward's
+if short:
+    fail(f"{ckpt_path}: the model and one sample's forward pass need more memory than there is: {short}")
 try:
     model = GPT(GPTConfig(**checkpoint['model_args']))
     load_weights(model, checkpoint['model'], ckpt_path)

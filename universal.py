@@ -33,6 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 import torch
 
 from configurator import fail, run_command, train_keys
+from hardware import memory_shortfall
 from model import GPTConfig, attention
 
 # -----------------------------------------------------------------------------------------------------
@@ -678,6 +679,13 @@ def verify(H=2,                      # heads per layer
             fail(f"--{key} must be >= 1, got {value}")
     if m < 0:
         fail(f"--m must be >= 0 (0: the smallest that works), got {m}")
+    M = M_all(H, L, d_in, d)      # before any allocation: R_V alone holds L H m² floats (M grows as H^L)
+    width = m or (m_looped(H, L, d_in, d) if construction == 'looped' else M)
+    short = memory_shortfall(8 * (L * H * width * (width + 2 * d) + width * d_in + (width * M if 'random' in
+                                                                                     construction else 0)))
+    if short:
+        fail(f"--H={H} --L={L} --d={d} --d_in={d_in}: the {construction} construction's weights (m = {width:,}) "
+             f"need more memory than there is: {short}; lower --H or --L")
     W = random_target(H, L, d_in, d, seed=seed)
     try:
         R, E, info = construct(construction, W, m=m or None, seed=seed + 1)

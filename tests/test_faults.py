@@ -406,3 +406,59 @@ def test_a_hand_edited_meta_json_is_one_line(edit, message, tmp_path, monkeypatc
                                      '--n_head=2', '--n_embd=16', '--batch_size=4', '--compile=False', '--device=cpu',
                                      '--max_iters=0', f'--out_dir={tmp_path / "o"}'], monkeypatch, capsys)
     assert_one_line_error(result, f"{data / 'meta.json'}: {message}")
+
+
+# ----------------------------------------------------------------------------- memory
+
+def test_available_memory_respects_a_cgroup_limit(tmp_path):
+    """hardware.cgroup_free: a container's memory.max (v2) or memory.limit_in_bytes (v1) less its usage, plus the
+    inactive page cache; None without a limit."""
+    import hardware
+    (tmp_path / 'v2' / 'job').mkdir(parents=True)
+    for name, text in (('memory.max', '1000000\n'), ('memory.current', '600000\n'),
+                       ('memory.stat', 'anon 500000\ninactive_file 50000\n')):
+        (tmp_path / 'v2' / 'job' / name).write_text(text)
+    (tmp_path / 'v2.cgroup').write_text('0::/job\n')
+    assert hardware.cgroup_free(str(tmp_path / 'v2'), str(tmp_path / 'v2.cgroup')) == 1000000 - 600000 + 50000
+    (tmp_path / 'v1' / 'memory').mkdir(parents=True)
+    for name, text in (('memory.limit_in_bytes', '2000000\n'), ('memory.usage_in_bytes', '1500000\n'),
+                       ('memory.stat', 'total_inactive_file 100000\n')):
+        (tmp_path / 'v1' / 'memory' / name).write_text(text)
+    (tmp_path / 'v1.cgroup').write_text('4:memory:/outside/the/container\n0::/\n')
+    assert hardware.cgroup_free(str(tmp_path / 'v1'), str(tmp_path / 'v1.cgroup')) == 2000000 - 1500000 + 100000
+    (tmp_path / 'v2' / 'job' / 'memory.max').write_text('max\n')
+    assert hardware.cgroup_free(str(tmp_path / 'v2'), str(tmp_path / 'v2.cgroup')) is None
+
+
+@pytest.mark.skipif(not os.path.isfile('/proc/self/status'), reason='reads VmSize from /proc')
+def test_an_address_space_limit_refuses_a_model_that_cannot_fit(tmp_path):
+    """Under `ulimit -v` (RLIMIT_AS) of 6 GiB, a 400M-parameter model (about 7 GiB to train) is one line naming
+    what is available under the limit, before any weight is allocated; not an allocation failure."""
+    import resource
+    limit = 6 * 2 ** 30
+    r = subprocess.run([sys.executable, 'train.py', *TINY, '--n_layer=8', '--n_embd=2048', '--n_head=16',
+                        f'--out_dir={tmp_path / "o"}'], cwd=ROOT, capture_output=True, text=True,
+                       env=dict(os.environ, OMP_NUM_THREADS='1'),
+                       preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)))
+    assert_one_line_error((r.returncode, r.stdout, r.stderr), 'GiB is available on cpu')
+    assert float(r.stderr.split(' GiB is available')[0].split()[-1]) < 6
+
+
+@pytest.mark.parametrize('script, args, message', [
+    ('universal.py', ['verify', '--H=64', '--L=8'], "the sparse construction's weights (m = 2,841,556,907,745,664) "
+                                                   "need more memory than there is: about"),
+    ('bayes_paths.py', ['timing', '--heads=64', '--layers=4'], 'xi and the path kernels C (P² |Π|² floats, '
+                                                              '|Π| = 16,777,216) need more memory than there is'),
+    ('bayes_paths.py', ['timing', '--P=0'], '--P must be >= 1, got 0')])
+def test_the_scripts_check_memory_first(script, args, message):
+    r = subprocess.run([sys.executable, script, *args], cwd=ROOT, capture_output=True, text=True,
+                       env=dict(os.environ, OMP_NUM_THREADS='1'), timeout=300)
+    assert_one_line_error((r.returncode, r.stdout, r.stderr), message)
+
+
+def test_sample_checks_memory_first(char_lm, monkeypatch, capsys):
+    import hardware
+    monkeypatch.setattr(hardware, 'available_memory', lambda device, device_type: 2 ** 10)
+    assert_one_line_error(run_script('sample.py', [f"--out_dir={char_lm['standard']}", '--start=the'], monkeypatch,
+                                     capsys), "the model and one sample's forward pass need more memory than there "
+                                              "is: about")

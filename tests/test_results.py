@@ -680,3 +680,24 @@ def test_universal_khop2_stage_and_rows_pick_their_runs(tmp_path):
         bad = subprocess.run(['bash', 'experiments/gpu/paper.sh', stage], cwd=ROOT, env=dict(env, **kw),
                              capture_output=True, text=True)
         assert bad.returncode == 2 and bad.stderr.startswith(message) and bad.stderr.count('\n') == 1, bad.stderr
+
+
+def test_plan_calls_are_stages_that_dry_run(tmp_path):
+    """experiments/gpu/plan.sh: each of issue 107's calls that PLAN.md lists is a call of plan.sh, and DRY=1 of each
+    lists paper.sh's runs (or the speed stage's command) without an error; a call it lacks is a one-line error."""
+    env = script_env(DRY='1', DONE=str(tmp_path / 'done'), RUNS=str(tmp_path / 'runs'))
+    plan = open(os.path.join(ROOT, 'experiments', 'gpu', 'PLAN.md')).read()
+    listed = re.findall(r'`bash experiments/gpu/plan\.sh (\w+)`', plan)
+    assert listed[:3] == ['1', '2', '3'] and len(listed) >= 15, listed
+    for call in listed:
+        out = subprocess.run(['bash', 'experiments/gpu/plan.sh', call], cwd=ROOT, env=env, check=True,
+                             capture_output=True, text=True).stdout.splitlines()
+        assert out, call
+        if call in ('2', '10'):
+            assert out == [f"speed: SPEED_S={240 if call == '2' else 540} bash experiments/gpu/run.sh speed"]
+        else:
+            assert all(re.match(r'(\w|[.-])+: (runs|continues|finished)|universal\.py: ', line) for line in out), out
+    assert not (tmp_path / 'runs').exists()
+    bad = subprocess.run(['bash', 'experiments/gpu/plan.sh', '13'], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stderr.startswith("error: name a call: 1, 2, 3, 3b") and \
+        bad.stderr.count('\n') == 1

@@ -189,13 +189,24 @@ def resume(out_dir, config, given):
     """The checkpoint out_dir/ckpt.pt, loaded to continue its run, with config (train.py's, a dict) changed in
     place to continue the checkpoint's: every key that the command line (config files and flags; given maps each
     key it set to 'flag' or its file) leaves alone takes the checkpoint's value, except init_from, out_dir and
-    overwrite. Raises ValueError, one line, when there is no readable checkpoint, a run key (run_keys) is given
-    a value other than the checkpoint's, or max_iters is before the checkpoint's iteration."""
+    overwrite. Raises ValueError, one line (naming what is there instead, with advice that deletes nothing), when
+    there is no readable checkpoint, a run key (run_keys) is given a value other than the checkpoint's, max_iters
+    is before the checkpoint's iteration, or the checkpoint is not the run in out_dir (check_same_run)."""
     path = os.path.join(out_dir, 'ckpt.pt')
+    if os.path.islink(path) and not os.path.exists(path):
+        raise ValueError(f"{path} is a symbolic link to {os.readlink(path)}, which does not exist: restore the "
+                         f"checkpoint it points to, then resume")
+    if os.path.isdir(path):
+        raise ValueError(f"{path} is a folder, not a checkpoint: move it out of the way and put the run's ckpt.pt "
+                         f"there to resume")
     if not os.path.isfile(path):
-        logs = [n for n in RUN_FILES[2:] if os.path.isfile(os.path.join(out_dir, n))]
-        raise ValueError(f"init_from='resume' but there is no checkpoint at {path}" +
-                         (f" (only {', '.join(logs)}: start again with --overwrite=True)" if logs else ''))
+        held = [n for n in RUN_FILES[1:] if os.path.isfile(os.path.join(out_dir, n))]
+        best = os.path.join(out_dir, 'ckpt_best.pt')
+        raise ValueError(f"init_from='resume' but there is no checkpoint at {path}" + (
+            f" ({out_dir} holds {', '.join(held)}: nothing to resume from; train on from the best weights in a new "
+            f"run with --init_from={best} --out_dir=<another folder>)" if 'ckpt_best.pt' in held else
+            f" ({out_dir} holds only {', '.join(held)}, of a run stopped before its first checkpoint: start a new "
+            f"run with another --out_dir, which keeps them)" if held else ''))
     checkpoint = load_checkpoint(path, keys=('model', 'model_args', 'optimizer', 'scaler', 'iter_num',
                                              'best_val_loss', 'config', 'data_rng', 'torch_rng'), trained_only=True)
     saved = checkpoint['config']

@@ -193,7 +193,8 @@ def apply_file(keys, annotations, path, foreign=None, _including=()):
     """Execute a config file and set its assignments in keys, checked; unknown keys go to foreign if given. A call
     include('other.py') applies other.py (its path relative to this file's folder) the same way where the call
     stands, and this file's own assignments after the whole file has run, so they win; the included values go to
-    keys, not to names this file could read. Returns {key: path of the file that set it} for every key of keys
+    keys, not to names this file could read. Names starting with '_', modules, and functions or classes (imported or
+    defined: helpers) are not keys. Returns {key: path of the file that set it} for every key of keys
     that the file or its includes set. Raises ConfigError for a missing or broken file (included or not), an
     unknown key, a wrong type, or an include cycle."""
     if os.path.isdir(path):
@@ -219,8 +220,8 @@ def apply_file(keys, annotations, path, foreign=None, _including=()):
     except Exception as e:  # a config file is user input: report it, don't trace
         raise ConfigError(f"{path}: {type(e).__name__}: {e}") from None
     for key, value in values.items():
-        if key.startswith('_') or isinstance(value, types.ModuleType):
-            continue
+        if key.startswith('_') or isinstance(value, types.ModuleType) or (callable(value) and key not in keys):
+            continue                  # a helper: an import (`from math import sqrt`), a function or class defined
         if key in keys:
             try:
                 keys[key] = check(key, value, keys[key], annotations.get(key))

@@ -462,3 +462,41 @@ def test_sample_checks_memory_first(char_lm, monkeypatch, capsys):
     assert_one_line_error(run_script('sample.py', [f"--out_dir={char_lm['standard']}", '--start=the'], monkeypatch,
                                      capsys), "the model and one sample's forward pass need more memory than there "
                                               "is: about")
+
+
+# ----------------------------------------------------------------------------- what is there, in words
+
+def test_resume_names_what_is_where_ckpt_pt_should_be(tmp_path, monkeypatch, capsys):
+    """A dangling symbolic link or a folder at ckpt.pt, or only ckpt_best.pt and logs: one line naming what is
+    there, whose advice deletes nothing (no --overwrite=True, which would delete ckpt_best.pt and the logs)."""
+    import shutil
+    run = tmp_path / 'run'
+    assert train(run, '--max_iters=4', monkeypatch=monkeypatch, capsys=capsys)[0] == 0
+    os.rename(run / 'ckpt.pt', tmp_path / 'moved.pt')
+    os.symlink(tmp_path / 'gone.pt', run / 'ckpt.pt')
+    cases = [f"{run / 'ckpt.pt'} is a symbolic link to {tmp_path / 'gone.pt'}, which does not exist"]
+    for setup, message in ((lambda: (os.remove(run / 'ckpt.pt'), os.makedirs(run / 'ckpt.pt')),
+                            f"{run / 'ckpt.pt'} is a folder, not a checkpoint"),
+                           (lambda: shutil.rmtree(run / 'ckpt.pt'),
+                            f"nothing to resume from; train on from the best weights in a new run with "
+                            f"--init_from={run / 'ckpt_best.pt'}")):
+        result = train(run, '--init_from=resume', '--max_iters=6', monkeypatch=monkeypatch, capsys=capsys)
+        assert_one_line_error(result, cases[-1])
+        assert 'overwrite' not in result[2]
+        setup()
+        cases.append(message)
+    result = train(run, '--init_from=resume', '--max_iters=6', monkeypatch=monkeypatch, capsys=capsys)
+    assert_one_line_error(result, cases[-1])
+    assert sorted(os.listdir(run)) == ['.lock', 'ckpt_best.pt', 'log.jsonl', 'train_log.jsonl']
+
+
+def test_a_config_file_may_import_and_define_helpers(tmp_path, monkeypatch, capsys):
+    """`from math import sqrt`, `import math` and a helper function in a config file are not config keys."""
+    config = tmp_path / 'helpers.py'
+    config.write_text('from math import sqrt\nimport math\n\n\ndef width(k):\n    return 8 * k\n\n\n'
+                      'beta2 = 1 - width(int(sqrt(4))) / 1000\nwarmup_iters = math.gcd(4, 6)\n')
+    code, out, err = run_script('train.py', [str(config), *TINY[:-3], '--max_iters=0', f'--out_dir={tmp_path / "o"}'],
+                                monkeypatch, capsys)
+    assert code == 0, err
+    saved = torch.load(tmp_path / 'o' / 'ckpt.pt', weights_only=True)['config']
+    assert saved['beta2'] == 1 - 16 / 1000 and saved['warmup_iters'] == 2

@@ -103,18 +103,22 @@ def check_finite(value, what, iter_num, ckpt_path, tolerated=False):
 
 
 def failed_collective(e):
-    """The name of the collective of torch.distributed that raised e (gloo's RuntimeError), with whether it timed
-    out (a process stopped or stuck) or lost its peer (a process ended); None for any other exception."""
+    """(name, how) of the collective of torch.distributed that raised e (gloo's RuntimeError): how is True when it
+    timed out (a process stopped or stuck), else the words of a lost connection (a process ended); None for any
+    other exception."""
     text = str(e).lower()
     timed_out = 'timed out' in text or 'timeout' in text
-    lost = any(s in text for s in ('connection closed', 'connection reset', 'broken pipe', 'connection refused'))
+    lost = [s for s in LOST if s in text]
     if not (isinstance(e, RuntimeError) and (timed_out or lost) and torch.distributed.is_initialized()):
         return None
     frames = traceback.extract_tb(e.__traceback__)
     names = [f.name for f in frames if f.filename.endswith('distributed_c10d.py')]
     name = names[-1] if names else "DDP's gradient all-reduce" if any(f.name == 'backward' for f in frames) else \
         'a collective'
-    return name, timed_out
+    return name, timed_out or lost[0]
+
+
+LOST = ('connection closed by peer', 'connection reset by peer', 'broken pipe', 'connection refused')   # gloo's words
 
 
 @contextmanager
@@ -129,9 +133,9 @@ def collective_faults(ckpt_path, timeout):
         found = failed_collective(e)
         if found is None:
             raise
-        (name, timed_out), rank = found, torch.distributed.get_rank()
-        why = (f"timed out after {timeout:g} s (a rank stopped or stuck?)" if timed_out else
-               f"failed: another process of the run ended ({str(e).split('] ')[-1].split('.')[0][:80]})")
+        (name, how), rank = found, torch.distributed.get_rank()
+        why = (f"timed out after {timeout:g} s (a rank stopped or stuck?)" if how is True else
+               f"failed: another process of the run ended ({how})")
         fault(f"rank {rank}: {name} {why}; {last_checkpoint(ckpt_path)}")
 
 

@@ -107,7 +107,8 @@ def test_a_stopped_rank_ends_the_other_with_one_line(sig, message, tmp_path):
     assert len(lines) == 1 and lines[0].startswith('error: rank 0: ') and message in lines[0] \
         and f'ckpt.pt is from iteration {at}: continue with --init_from=resume' in lines[0], err[-3000:]
     assert elapsed < timeout + 30 and 'Traceback' not in err.split('error: rank 0')[0], (elapsed, err[-3000:])
-    assert 'exitcode:3(pid' in open(f'{out}.err').read().replace(' ', '')     # torchrun's report of rank 0
+    if sig == signal.SIGSTOP:                  # (killed, rank 1 may be all that torchrun's report names)
+        assert 'exitcode:3(pid' in open(f'{out}.err').read().replace(' ', '')     # torchrun's report of rank 0
 
 
 # ----------------------------------------------------------------------------- sample.py

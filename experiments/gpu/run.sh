@@ -155,12 +155,12 @@ speed)   # one model at a time, alone on the GPU; LOGS/<setting>.json, .txt (ben
         timeout -k 10 $((left < limit ? left : limit)) python bench.py "${shape[@]}" "${@:2}" \
             --json_out="$LOGS/$1.json" > "$LOGS/$1.txt" 2>&1 || echo "$1: exit $? (its console: $LOGS/$1.txt)" >&2
     }
-    bench eager --compile=False
+    bench eager --compile=False                  # the cheap ones first: the budget may stop the last
     bench default --against=hf --profile="$LOGS/profile_default"
-    bench max_autotune_no_cudagraphs --compile_mode=max-autotune-no-cudagraphs
+    bench foreach --optimizer_impl=foreach       # the default's graphs, from inductor's cache
     bench reduce_overhead --compile_mode=reduce-overhead
-    bench max_autotune --compile_mode=max-autotune       # its matmuls' autotuning cached by the run two above
-    bench foreach --optimizer_impl=foreach
+    bench max_autotune_no_cudagraphs --compile_mode=max-autotune-no-cudagraphs
+    bench max_autotune --compile_mode=max-autotune       # its kernels' autotuning cached by the run above
     best=$(python -m experiments.gpu.speed "$LOGS" --best) || best=
     bench best $best --profile="$LOGS/profile_best"
     python -m experiments.gpu.speed "$LOGS" | tee "$LOGS/speed.md" || true

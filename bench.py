@@ -46,9 +46,9 @@ FLOP convention (hardware.flops_per_token): matmul FLOPs of one training step, p
   The kernels do more than this count: flash attention recomputes S in its backward, and MixiT's matmul runs the
   whole T x T block although A is lower triangular, so both run about twice their counted attention work.
 MFU = achieved model FLOP/s / the device's peak: on a GPU its dense peak in the step's dtype (hardware.peak_flops),
-on a CPU the best of a few cpu_peak_n^3 matmuls in the dtype the step multiplies in (bf16, fp16 or fp32),
-measured at start-up; smaller ones in a dtype the CPU has no fast kernels for, so that each takes about 4 s or less
-(hardware.cpu_matmul_size: bf16 on an AVX2-only CPU runs at about 1 GFLOP/s, over 2 minutes a 4096^3 matmul).
+on a CPU train.py's peak (hardware.cpu_peak_flops: the best of a few square matmuls of cpu_peak_n in the dtype
+the step multiplies in, smaller ones in a dtype the CPU has no fast kernels for, measured once per
+machine, dtype and thread count and cached), so that bench.py and train.py report the same MFU for the same step.
 --dtype=auto (the default) trains in bf16 on a GPU and, on a CPU, in bf16 only where the CPU multiplies bf16
 faster than fp32 (hardware.auto_cpu_dtype), as train.py does.
 On a CPU, `cpu share` is the CPU time the process got per wall-clock second and thread during the timed steps
@@ -72,7 +72,7 @@ import torch
 import torch._functorch.config
 
 from configurator import configure, declare, fail
-from hardware import (ResidentPeak, allow_tf32, available_memory, cpu_matmul_flops, cpu_matmul_size, flops_per_token,
+from hardware import (ResidentPeak, allow_tf32, available_memory, cpu_peak_flops, flops_per_token,
                       keep_freed_memory, partitioner_settings, peak_flops as device_peak, release_free_memory,
                       resident_bytes, resolve_device, resolve_dtype)
 from head_loss import HeadLoss
@@ -101,7 +101,7 @@ iters = 10                      # timed steps; the median is reported
 rounds = 1                      # >1: interleave the variants' timed steps in this many rounds
 peak_flops = 0.0                # FLOP/s for MFU; 0: PEAK_FLOPS for a GPU, measured on a CPU
 data_iters = 5                  # a train.py config: timed draws of a global batch from its task (0: none)
-cpu_peak_n = 4096               # size of the square matmuls that measure a CPU's peak (at most)
+cpu_peak_n = 2048               # size of the square matmuls that measure a CPU's peak (at most; train.py's: 2048)
 json_out = ''                   # also write the results to this file
 profile = ''                    # profile one extra step per model: print its costliest ops, and write Chrome
                                 # traces to <profile>_<variant>.json (chrome://tracing, ui.perfetto.dev)
@@ -372,16 +372,14 @@ if peak_flops:
 elif device_type == 'cuda':
     peak_flops, peak_source = device_peak(device, device_type, dtype)
     peak_source += '' if peak_flops else ' (set --peak_flops)'
-else:                           # the peak of the dtype the matmuls run in; bf16 and fp32 both shown
-    sizes = {name: cpu_matmul_size(getattr(torch, name), cpu_peak_n)
-             for name in dict.fromkeys(('bfloat16', 'float32', dtype))}
-    print(f"measuring the CPU's matmul peak ({', '.join(f'{name} {n}^3' for name, n in sizes.items())}) ...",
+else:                           # train.py's peak (the same measurement and cache); bf16 and fp32 both shown
+    print("the CPU's matmul peak (measured once per machine, dtype and thread count, then cached) ...",
           file=sys.stderr, flush=True)
-    cpu_peaks = {name: cpu_matmul_flops(getattr(torch, name), n) for name, n in sizes.items()}
-    peak_flops = cpu_peaks[dtype]
-    peak_source = (f"measured, {sizes[dtype]}^3 {dtype} matmul, {torch.get_num_threads()} threads; bf16 "
-                   f"{cpu_peaks['bfloat16'] / 1e12:.3f} ({sizes['bfloat16']}^3), fp32 "
-                   f"{cpu_peaks['float32'] / 1e12:.3f} ({sizes['float32']}^3)")
+    cpu_peaks = {name: cpu_peak_flops(name, cpu_peak_n)
+                 for name in dict.fromkeys(('bfloat16', 'float32', dtype))}
+    peak_flops, peak_source = cpu_peaks[dtype]
+    peak_source += (f"; bf16 {cpu_peaks['bfloat16'][0] / 1e12:.3f}, fp32 {cpu_peaks['float32'][0] / 1e12:.3f} TFLOP/s")
+    cpu_peaks = {name: flops for name, (flops, _) in cpu_peaks.items()}
     if dtype == 'bfloat16' and cpu_peaks['float32'] > peak_flops:
         print(f"note: this CPU's bf16 matmul ({peak_flops / 1e12:.3f} TFLOP/s) is slower than its fp32 "
               f"({cpu_peaks['float32'] / 1e12:.3f}), so --dtype=float32 (or auto) will likely train faster here")

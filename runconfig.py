@@ -55,7 +55,8 @@ def model_args(config, task):
 
 
 def check_train_flags(c):
-    """Raise ValueError naming the first of train.py's settings c (a dict) that is out of range."""
+    """Raise ValueError naming the first of train.py's settings c (a dict) that is out of range. Returns notes
+    (strings) on settings that are valid but may surprise: a run whose max_iters ends inside the warm-up."""
     positive = ('batch_size', 'eval_interval', 'log_interval', 'eval_iters')
     non_negative = ('max_iters', 'micro_batch_size', 'eval_batch_size', 'n_train', 'n_test', 'warmup_iters',
                     'lr_decay_iters', 'weight_decay', 'grad_clip', 'seed', 'task_seed', 'checkpoint_interval',
@@ -66,6 +67,9 @@ def check_train_flags(c):
     for key in non_negative:
         if (c[key] or 0) < 0:
             raise ValueError(f"--{key} must be >= 0, got {c[key]}")
+    for key in ('seed', 'task_seed'):                 # torch and numpy take seeds below 2**64
+        if c[key] >= 2 ** 64:
+            raise ValueError(f"--{key} must be < 2**64, got {c[key]}")
     choices = dict(lr_schedule=('cosine', 'linear'), train_order=('replacement', 'epochs'),
                    ddp_backend=('', 'nccl', 'gloo'), construction=('', 'sparse', 'looped'))
     ranges = dict(learning_rate=(c['learning_rate'] > 0, '> 0'),
@@ -87,3 +91,7 @@ def check_train_flags(c):
     if init_from not in ('scratch', 'resume') and not os.path.isfile(init_from):
         raise ValueError(f"--init_from must be 'scratch', 'resume' or a weights file; {init_from} "
                          f"{'is a folder' if os.path.isdir(init_from) else 'does not exist'}")
+    if 0 < c['max_iters'] < c['warmup_iters']:
+        return [f"max_iters={c['max_iters']} ends inside the warm-up (warmup_iters={c['warmup_iters']}): the learning "
+                f"rate never reaches learning_rate={c['learning_rate']}"]
+    return []

@@ -122,7 +122,7 @@ prefetch: int | None = None     # batches a worker draws ahead (the same ones; p
 cli_given = {}                  # {key: 'flag' or its config file} for every key the command line sets
 config = configure(globals(), given=cli_given)
 try:
-    check_train_flags(config)
+    notes = check_train_flags(config)      # settings that may surprise, printed below
 except ValueError as e:
     fail(e)
 
@@ -337,6 +337,8 @@ evaluates = lambda it: it % eval_interval == 0 or it == max_iters
 step_flops = flops_per_token(raw_model, T, scored=float((data.eval_set()[1] >= 0).mean()))
 peak, peak_source = peak_flops(device, device_type, dtype)
 if master:
+    for note in notes:
+        print(f'note: {note}', file=sys.stderr)
     checkpoint.start_logs(out_dir, iter_num if init_from == 'resume' else None, evaluates(iter_num))
     print(f"task {task} | variant {model_args['variant']} | {n_trainable:,} trainable of {n_total:,} parameters | "
           f"{world_size} process(es) on {device}, {dtype}{dtype_note} | global batch {batch_size} = "

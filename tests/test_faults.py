@@ -501,3 +501,15 @@ def test_a_config_file_may_import_and_define_helpers(tmp_path, monkeypatch, caps
     assert code == 0, err
     saved = torch.load(tmp_path / 'o' / 'ckpt.pt', weights_only=True)['config']
     assert saved['beta2'] == 1 - 16 / 1000 and saved['warmup_iters'] == 2
+
+
+def test_a_run_that_ends_inside_the_warm_up_says_so(tmp_path, monkeypatch, capsys):
+    """max_iters below warmup_iters is valid, but the learning rate never reaches its setting: one note, and
+    the run goes on; a seed torch cannot take is one line."""
+    code, _, err = train(tmp_path / 'short', '--max_iters=2', '--warmup_iters=10', monkeypatch=monkeypatch,
+                         capsys=capsys)
+    assert code == 0 and 'note: max_iters=2 ends inside the warm-up (warmup_iters=10)' in err
+    code, _, err = train(tmp_path / 'long', '--max_iters=3', monkeypatch=monkeypatch, capsys=capsys)
+    assert code == 0 and 'warm-up' not in err
+    result = train(tmp_path / 'seed', f'--seed={2 ** 64}', monkeypatch=monkeypatch, capsys=capsys)
+    assert_one_line_error(result, f'--seed must be < 2**64, got {2 ** 64}')

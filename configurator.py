@@ -173,12 +173,44 @@ def declare(config, dataclass, **defaults):
         raise TypeError(f"{dataclass.__name__} has no field {next(iter(defaults))!r}")
 
 
-def help_text(keys, annotations, comments, doc, usage):
+def sections_in(source, keys):
+    """{key: its section's title} for the keys of a script whose settings are grouped under header comments
+    (`# ---------- title`): each key in the section of its default's assignment (before the `configure(...)`
+    call), the keys a `declare(...)` call sets in the section of that call. {} when source has no such header."""
+    headers = [(i, line.strip('# -\n')) for i, line in enumerate(source.splitlines(), 1) if line.startswith('# ----')]
+    if not headers:
+        return {}
+    tree = ast.parse(source)
+
+    def calls(node, name):
+        return isinstance(getattr(node, 'value', None), ast.Call) and getattr(node.value.func, 'id', '') == name
+
+    end = next((node.lineno for node in tree.body if calls(node, 'configure')), math.inf)
+    lines = {}                                        # a key's assignment as a default, before configure()
+    for node in tree.body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.lineno < end:
+            for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(t, ast.Name):
+                    lines.setdefault(t.id, node.lineno)
+    declared = next((node.lineno for node in tree.body if isinstance(node, ast.Expr) and calls(node, 'declare')), None)
+    titles = {}
+    for k in keys:
+        line = lines.get(k, declared)
+        above = [title for i, title in headers if line is not None and i < line]
+        titles[k] = above[-1] if above else ''
+    return titles
+
+
+def help_text(keys, annotations, comments, doc, usage, sections=None):
     lines = [usage, '']
     if doc:
         lines += [inspect.cleandoc(doc).split('\n\n')[0].strip(), '']
     width = min(36, max((len(f'--{k}={v!r}') for k, v in keys.items()), default=0))
+    section = None
     for k, v in keys.items():
+        if sections and sections.get(k) != section:
+            section = sections.get(k)
+            lines += [''] * (lines[-1] != '') + ([f"{section}:"] if section else [])
         value = f"'{v}'" if isinstance(v, str) else ','.join(map(str, v)) if isinstance(v, tuple) else repr(v)
         kind = ''
         if v is None and k in annotations:
@@ -276,14 +308,16 @@ def configure(config, argv=None, *, annotations=None, comments=None, doc=None, u
     annotations = config.get('__annotations__', {}) if annotations is None else annotations
     keys = settable(config)
     if '-h' in argv or '--help' in argv:
+        source = ''
+        if config.get('__file__'):
+            with open(config['__file__']) as f:
+                source = f.read()
         if comments is None:
-            comments = dict(config.get('__comments__', {}))
-            if config.get('__file__'):
-                with open(config['__file__']) as f:
-                    comments.update(comments_in(f.read()))
+            comments = {**config.get('__comments__', {}), **comments_in(source)}
         script = os.path.basename(config.get('__file__') or sys.argv[0])
         print(help_text(keys, annotations, comments, config.get('__doc__') if doc is None else doc,
-                        usage or f"usage: python {script} [config.py ...] [--key=value ...]"))
+                        usage or f"usage: python {script} [config.py ...] [--key=value ...]",
+                        sections_in(source, keys) if source else None))
         sys.exit(0)
     try:
         for arg in argv:

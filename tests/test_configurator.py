@@ -209,3 +209,19 @@ def test_run_command_configures_the_function_parameters(capsys):
         assert e.value.code == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith('error: ') and message in err[0]
+
+
+def test_help_groups_the_keys_under_their_sections():
+    """train.py --help lists its keys under the headers of its settings (# ---- title), in the file's order; the
+    model's keys, set by declare(GPTConfig), under the model's header."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    r = subprocess.run([sys.executable, 'train.py', '--help'], cwd=root, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    headers = [line for line in lines if line.endswith(':') and not line.startswith(' ')]
+    assert headers == ['I/O:', 'task (tasks.py):', 'model (model.py):', 'optimizer:', 'system:']
+    at = {line.split('=')[0].strip(): i for i, line in enumerate(lines) if line.startswith('  --')}
+    for key, header in (('--out_dir', 'I/O:'), ('--task', 'task (tasks.py):'), ('--n_layer', 'model (model.py):'),
+                        ('--construction', 'model (model.py):'), ('--learning_rate', 'optimizer:'),
+                        ('--device', 'system:')):
+        assert max(i for i, line in enumerate(lines[:at[key]]) if line in headers) == lines.index(header), key

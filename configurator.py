@@ -315,9 +315,12 @@ def configure(config, argv=None, *, annotations=None, comments=None, doc=None, u
         if comments is None:
             comments = {**config.get('__comments__', {}), **comments_in(source)}
         script = os.path.basename(config.get('__file__') or sys.argv[0])
-        print(help_text(keys, annotations, comments, config.get('__doc__') if doc is None else doc,
-                        usage or f"usage: python {script} [config.py ...] [--key=value ...]",
-                        sections_in(source, keys) if source else None))
+        try:
+            print(help_text(keys, annotations, comments, config.get('__doc__') if doc is None else doc,
+                            usage or f"usage: python {script} [config.py ...] [--key=value ...]",
+                            sections_in(source, keys) if source else None), flush=True)
+        except BrokenPipeError:         # `--help | head`: the reader left; no traceback at exit either
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(0)
     try:
         for arg in argv:

@@ -225,3 +225,11 @@ def test_help_groups_the_keys_under_their_sections():
                         ('--construction', 'model (model.py):'), ('--learning_rate', 'optimizer:'),
                         ('--device', 'system:')):
         assert max(i for i, line in enumerate(lines[:at[key]]) if line in headers) == lines.index(header), key
+
+
+def test_help_into_a_pipe_that_closes_early_is_quiet():
+    """`python train.py --help | head -1`: the first line, no BrokenPipeError traceback, exit 0."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    r = subprocess.run(f'{sys.executable} train.py --help | head -1', shell=True, cwd=root, capture_output=True,
+                       text=True)
+    assert r.stdout.startswith('usage: python train.py') and 'Traceback' not in r.stderr, r.stderr

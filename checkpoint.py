@@ -252,18 +252,24 @@ def data_fingerprint(config):
     return {k: meta.get(k) for k in ('recipe', 'splits')} if isinstance(meta, dict) else None
 
 
+def log_records(path):
+    """(line, record) for every line of the log at path that holds a JSON object (a line cut short by a kill, or
+    not JSON, is passed over); nothing when there is no file."""
+    if not os.path.isfile(path):
+        return
+    with open(path) as f:
+        for line in f:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict):
+                yield line, record
+
+
 def log_runs(path):
     """The run ids that the records of the log at path name (an older train.py's records name none)."""
-    runs = set()
-    if os.path.isfile(path):
-        with open(path) as f:
-            for line in f:
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    continue
-                runs |= {record['run']} if isinstance(record, dict) and isinstance(record.get('run'), str) else set()
-    return runs
+    return {record['run'] for _, record in log_records(path) if isinstance(record.get('run'), str)}
 
 
 def check_same_run(out_dir, checkpoint, config):
@@ -424,14 +430,7 @@ def cut_log(path, last_iter):
     an iteration."""
     if not os.path.isfile(path):
         return
-    kept = []
-    with open(path) as f:
-        for line in f:
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue
-            if (isinstance(record, dict) and isinstance(record.get('iter'), int) and record['iter'] <= last_iter
-                    and 'stopped' not in record):      # a run that was stopped and goes on
-                kept.append(line if line.endswith('\n') else line + '\n')
+    kept = [line if line.endswith('\n') else line + '\n' for line, record in log_records(path)
+            if isinstance(record.get('iter'), int) and record['iter'] <= last_iter
+            and 'stopped' not in record]               # a run that was stopped and goes on
     write_atomically(path, lambda f: f.write(''.join(kept).encode()))

@@ -683,7 +683,7 @@ def test_universal_khop2_stage_and_rows_pick_their_runs(tmp_path):
 
 
 def test_plan_calls_are_stages_that_dry_run(tmp_path):
-    """experiments/gpu/plan.sh: each of issue 107's calls that PLAN.md lists is a call of plan.sh, and DRY=1 of each
+    """experiments/gpu/plan.sh: each call that PLAN.md lists is a call of plan.sh, and DRY=1 of each
     lists paper.sh's runs (or the speed stage's command) without an error; a call it lacks is a one-line error."""
     env = script_env(DRY='1', DONE=str(tmp_path / 'done'), RUNS=str(tmp_path / 'runs'))
     plan = open(os.path.join(ROOT, 'experiments', 'gpu', 'PLAN.md')).read()

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Issue 107's GPU calls in order (experiments/gpu/PLAN.md: minutes, sessions, where each result goes), one per call
-# of the device tool, from the repository root:
+# The paper-size GPU calls in order (experiments/gpu/PLAN.md: minutes, groups, where each result goes), one
+# call (at most 10 minutes) on one GPU each, from the repository root:
 #
 #   bash experiments/gpu/plan.sh 1     # paper 1, k-hop standard / Frozen-QK x 2 seeds to 5,000 steps, and Table 7's
 #                                      #   Frozen-QK at width 1024's score spread and at width 1024 (khop, khop_qk)

@@ -10,7 +10,7 @@
 #   bash experiments/gpu/run.sh ddp       # two processes sharing the GPU (gloo) against one, same global batch
 #   bash experiments/gpu/run.sh bench     # bench.py, the four variants beside Hugging Face's Llama, the output layer's
 #                                         #   softmax eager against compiled; a bf16 matmul
-#   bash experiments/gpu/run.sh speed     # issue 107's step comparisons, one call (<= 9.5 minutes): standard at the
+#   bash experiments/gpu/run.sh speed     # the step's speed comparisons, one call (<= 9.5 minutes): standard at the
 #                                         #   fineweb shape eager (the losses' reference), compiled by default beside
 #                                         #   Hugging Face's Llama (profiled), in each other compile mode, with the
 #                                         #   foreach AdamW, then the fastest of these together, profiled; speed.md

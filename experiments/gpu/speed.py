@@ -2,7 +2,7 @@
 The speed stage's comparisons read back (`bash experiments/gpu/run.sh speed`: bench.py at one shape in several
 settings, all in one call, one JSON each in its folder): every setting's step beside the default compiled one
 measured in the same call, beside Hugging Face's Llama (timed in the default's run), and its losses beside the
-eager step's; then the best setting's numbers against issue 107's targets.
+eager step's; then the best setting's numbers against the speed targets (TARGETS).
 
     python -m experiments.gpu.speed out/gpu/speed            # the tables (markdown)
     python -m experiments.gpu.speed out/gpu/speed --best     # the fastest compile mode and AdamW as bench.py flags
@@ -21,7 +21,7 @@ import sys
 from configurator import fail
 
 HF = 'hf_llama'
-TARGETS = (('standard ≥ 40% MFU', 'mfu', 0.40, '>='),         # issue 107's: (label, row key, goal, sense)
+TARGETS = (('standard ≥ 40% MFU', 'mfu', 0.40, '>='),         # (label, row key, goal, sense)
            ("standard ≥ 1.3× Hugging Face's tokens/s", 'over_hf', 1.3, '>='),
            ("standard ≤ 0.6× Hugging Face's peak memory", 'memory_over_hf', 0.6, '<='))
 

@@ -12,6 +12,8 @@ the same pass, so no chunk's logits outlive it and nothing is recomputed; rows w
 one label per text) skip the head altogether. docs/performance.md measures what each part saves.
 """
 
+import functools
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -56,7 +58,15 @@ def softmax_xent_grad(z, t, scored, inv_denom, n_valid, dtype, out_dtype):
     return loss, g.to(out_dtype)
 
 
-softmax_xent_grad_fused = torch.compile(softmax_xent_grad, dynamic=False)     # compiled at its first call
+@functools.cache
+def softmax_xent_grad_fused():
+    """softmax_xent_grad under torch.compile (compiled at its first call), built when first asked for: importing
+    torch's compiler takes a second or two, which a script's --help need not wait for."""
+    return torch.compile(softmax_xent_grad, dynamic=False)
+
+
+# torch.compiler.disable(fn), importing torch's compiler at fn's first call rather than at this module's import
+eager = torch._disable_dynamo
 
 
 class ChunkedHeadLoss(torch.autograd.Function):
@@ -113,7 +123,7 @@ class ChunkedHeadLoss(torch.autograd.Function):
                 k, scored, t = len(xc), t >= 0, t.clamp(min=0)
                 z = torch.mm(xc, w.t(), out=z_buf[:k])
                 if fused:
-                    part, g = softmax_xent_grad_fused(z, t, scored, 1 / denom, n_valid, dtype, back)
+                    part, g = softmax_xent_grad_fused()(z, t, scored, 1 / denom, n_valid, dtype, back)
                     loss += part
                 else:
                     z = f_buf[:k].copy_(z) if widen else z
@@ -150,7 +160,7 @@ class ChunkedHeadLoss(torch.autograd.Function):
                 None if grad_w is None else grad_w.mul_(grad_loss).to(ctx.weight_dtype), None, None, None, None, None)
 
 
-@torch.compiler.disable     # eager inside a compiled model too: inductor's version of the chunk loop runs slower
+@eager      # eager inside a compiled model too: inductor's version of the chunk loop runs slower
 def chunked_head_loss(x, weight, targets, scale, chunk, n_valid=None, fused=False):
     """ChunkedHeadLoss.apply (same arguments; n_valid None: every row of weight), never compiled as a whole."""
     return ChunkedHeadLoss.apply(x, weight, targets, scale, chunk, weight.shape[0] if n_valid is None else n_valid,
@@ -171,7 +181,7 @@ def cross_entropy(logits, targets):
 
 # the number of scored rows depends on the data: eager, so that a compiled model's graph keeps static shapes and
 # is not recompiled for each count
-@torch.compiler.disable
+@eager
 def scored_head(gpt, x, targets):
     """(logits, loss) of gpt's head on the final hidden states x (B, T, n_embd) only where targets (B, T) >= 0:
     logits (n_scored, V) in row-major order, and their mean cross-entropy."""

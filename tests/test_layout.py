@@ -1,8 +1,11 @@
 """The repository's layering: the modules (the model, the tasks and the ops layer beside the loop) import no
-script (train.py, bench.py, sample.py and the papers' scripts), and model.py imports torch alone."""
+script (train.py, bench.py, sample.py and the papers' scripts), model.py imports torch alone, and none imports
+torch's compiler until a model is compiled."""
 
 import ast
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -37,3 +40,13 @@ def test_every_python_file_at_the_root_is_a_module_or_a_script():
 
 def test_model_imports_torch_alone():
     assert imported('model') <= {'math', 'dataclasses', 'torch'}
+
+
+def test_a_scripts_help_does_not_wait_for_torchs_compiler():
+    """Importing every module and script's imports leaves torch's compiler (torch._dynamo, torch._inductor: one
+    to two seconds) unimported until a model is compiled, so that `--help` starts about as fast as torch."""
+    code = ("import sys; import " + ", ".join(MODULES) + "; import universal, bayes_paths, sde; "
+            "print(sorted(m for m in ('torch._dynamo', 'torch._inductor') if m in sys.modules))")
+    r = subprocess.run([sys.executable, '-c', code], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip() == '[]'

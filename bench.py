@@ -3,7 +3,8 @@ Training throughput of any model config: tokens/s, ms/iter, model FLOPs per toke
 peak memory, and — for several variants in one run — each variant's speedup over `standard` beside the
 speedup its FLOP count predicts.
 
-    python bench.py                                                # paper 1's LM shape, standard, compiled
+    python bench.py                                                # a CPU: a small shape, about a minute
+    python bench.py --shape=lm                                     # paper 1's LM shape (a GPU's default)
     python bench.py --variants=standard,frozen_qk,frozen_mlp,mixit --batch_size=1
     python bench.py --compile=False --dtype=float32                # nanoGPT's way on a CPU: fp32 eager
     python bench.py config/fineweb_mixit.py --device=cuda --json_out=out/bench.json
@@ -70,6 +71,7 @@ from contextlib import nullcontext
 import numpy as np
 import torch
 import torch._functorch.config
+from tqdm import tqdm
 
 from configurator import configure, declare, fail
 from hardware import (ResidentPeak, allow_tf32, available_memory, cpu_peak_flops, flops_per_token,
@@ -81,10 +83,13 @@ from run_guard import memory_estimate
 from runconfig import check_shape, make_task
 
 HF = 'hf_llama'                 # Hugging Face's LlamaForCausalLM among the timed variants (--against=hf)
+SMALL = dict(n_layer=4, n_head=4, n_embd=256, block_size=256)     # --shape=small: 2,048 tokens per step
 
 # ----------------------------------------------------------------------------- model (paper 1's LM shape)
 declare(globals(), GPTConfig)   # every GPTConfig field is a key (python bench.py --help)
 block_size = 1024               # sequence length of every timed batch
+shape = 'auto'                  # lm: these keys' defaults, paper 1's LM shape; small: SMALL over them, about a
+                                # minute on a CPU; auto: lm on a GPU, small elsewhere. Keys given keep their values
 variants = ()                   # variants to compare in one run, e.g. standard,frozen_qk,frozen_mlp,mixit
 against = ''                    # 'hf': also time Hugging Face's LlamaForCausalLM of the same shape (hf_llama)
 # ----------------------------------------------------------------------------- step (as train.py)
@@ -124,6 +129,20 @@ seed = 1337
 train_keys = {}                 # a train.py config's task, schedule and I/O keys, which bench.py does not use
 cli_given = {}                  # {key: 'flag' or its config file} for every key the command line sets
 config = configure(globals(), foreign=train_keys, given=cli_given)
+
+try:
+    device, device_type = resolve_device(device)
+except ValueError as e:
+    fail(e)
+if shape not in ('auto', 'lm', 'small'):
+    fail(f"--shape must be 'auto', 'lm' or 'small', got {shape!r}")
+small_by_default = shape == 'auto' and device_type != 'cuda'     # said once the settings are checked
+if shape == 'auto':
+    shape = 'small' if small_by_default else 'lm'
+for key, value in SMALL.items() if shape == 'small' else ():
+    if key not in cli_given:        # a flag or a config file set it
+        config[key] = globals()[key] = value
+config['shape'] = shape
 
 T = block_size                  # length of the timed sequences
 data = None                     # a train.py config's task, whose batches are timed
@@ -168,7 +187,6 @@ if against == 'hf':
         fail("--against=hf needs Hugging Face transformers: pip install transformers")
     names.append(HF)
 try:
-    device, device_type = resolve_device(device)
     if device_type == 'mps':
         raise ValueError("bench.py times cpu or cuda, not mps")
     kept = device_type == 'cpu' and cpu_keep_memory and keep_freed_memory()
@@ -284,16 +302,18 @@ def profile_step(run, rows=20):
         sync()
     path = f"{profile}_{run['variant']}.json"
     prof.export_chrome_trace(path)
-    print(f"  {run['variant']}: one step's {rows} costliest ops (trace: {path})")
-    print(prof.key_averages().table(sort_by=f"self_{'cuda' if device_type == 'cuda' else 'cpu'}_time_total",
+    tqdm.write(f"  {run['variant']}: one step's {rows} costliest ops (trace: {path})")
+    tqdm.write(prof.key_averages().table(sort_by=f"self_{'cuda' if device_type == 'cuda' else 'cpu'}_time_total",
                                     row_limit=rows))
 
 
 def extra_steps(run):
     """After a model's timed steps: its peak memory (step_memory) and, with --profile, its profile."""
     run['peak_memory'] = step_memory(run)
+    bar.update()
     if profile:
         profile_step(run)
+        bar.update()
 
 
 def setup(name):
@@ -342,8 +362,10 @@ def setup(name):
         return loss.detach().clone() if graphs else loss.detach()      # a copy outlives the next replay
 
     t0 = time.perf_counter()
+    bar.set_description(f"{name} warm-up{' (compiles)' if compile else ''}")
     for it in range(warmup):
         step(it)
+        bar.update()
     sync()
     n_trainable, n_total = sum(p.numel() for p in params), sum(p.numel() for p in raw.parameters())
     state = [*raw.parameters(), *raw.buffers(),
@@ -357,6 +379,7 @@ def setup(name):
 
 
 def time_steps(run, n):
+    bar.set_description(run['variant'])
     for _ in range(n):
         sync()
         t0, c0 = time.perf_counter(), time.process_time()
@@ -364,9 +387,13 @@ def time_steps(run, n):
         sync()
         run['times'].append(time.perf_counter() - t0)
         run['cpu_times'].append(time.process_time() - c0)
+        bar.update()
 
 
 # ----------------------------------------------------------------------------- peak and runs
+if small_by_default:
+    print("note: off a GPU bench.py times a small shape by default; --shape=lm times paper 1's LM shape "
+          "(12 x 512, T 1024: minutes on a CPU)", file=sys.stderr)
 if peak_flops:
     peak_source = 'given'
 elif device_type == 'cuda':
@@ -404,11 +431,14 @@ recompute_note = (f" (recompute pointwise {recompute_pointwise}, activation memo
 compile_note = f", mode {compile_mode or 'default'}" if compile else ''
 print(f"{device} ({torch.get_num_threads()} threads) | {dtype} | compile {compile}{compile_note}"
       f"{recompute_note if compile else ''} | AdamW {optimizer_impl} | "
-      f"{config['n_layer']} layers, n_embd {config['n_embd']}, {config['n_head']} heads, vocab {vocab_size}, T {T} | "
+      f"shape {shape}: {config['n_layer']} layers, n_embd {config['n_embd']}, {config['n_head']} heads, vocab {vocab_size}, T {T} | "
       f"batch {batch_size} = {micro_batch_size} x {grad_accum} accum | {tokens_per_iter:,} tokens/iter | "
       f"peak {peak_flops / 1e12:.2f} TFLOP/s ({peak_source}) | "
       f"load {load_start[0]:.2f}" + (" | malloc keeps freed memory" if kept else "") +
       (f" | data {data_ms:.1f} ms per batch on the host" if data_ms is not None else ""))
+# on a terminal, a bar over every model's steps: warm-up, timed, the memory step and the profiled one
+bar = tqdm(total=len(names) * (warmup + iters + 1 + bool(profile)), desc=names[0], unit='step', file=sys.stderr,
+           disable=None, leave=False)
 results = []
 if rounds == 1:       # one variant at a time: only one model in memory
     for name in names:
@@ -420,7 +450,8 @@ if rounds == 1:       # one variant at a time: only one model in memory
         gc.collect()
         if compile:
             torch._dynamo.reset()
-        print(f"  {name}: warm-up {run['warmup_s']:.1f} s, median {1000 * statistics.median(run['times']):.1f} ms/iter")
+        tqdm.write(f"  {name}: warm-up {run['warmup_s']:.1f} s, median "
+                   f"{1000 * statistics.median(run['times']):.1f} ms/iter")
 else:
     results = [setup(name) for name in names]
     for r in range(rounds):
@@ -429,6 +460,7 @@ else:
     for run in results:
         extra_steps(run)
         del run['step']
+bar.close()
 
 base = next((r for r in results if r['variant'] == 'standard'), None)
 for r in results:
@@ -456,7 +488,7 @@ process_peak = torch.cuda.max_memory_allocated(device) if device_type == 'cuda' 
     resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024      # KiB on Linux
 if json_out:
     setup_info = dict(device=device, device_name=torch.cuda.get_device_name(device) if device_type == 'cuda' else
-                      'cpu', threads=torch.get_num_threads(), dtype=dtype, compile=compile,
+                      'cpu', threads=torch.get_num_threads(), dtype=dtype, compile=compile, shape=shape,
                       compile_mode=(compile_mode or 'default') if compile else None, optimizer_impl=optimizer_impl,
                       recompute_pointwise=recompute_pointwise if compile else None,
                       fused_loss=fused_loss, rounds=rounds,

@@ -180,6 +180,25 @@ def test_bench_end_to_end(tmp_path):
     assert json.load(open(out))['setup']['data_ms'] is None                 # no train.py config, no task
 
 
+def test_bench_shape(tmp_path):
+    """--shape: on a CPU 'auto' is 'small' (SMALL under the keys a flag sets, with a note naming --shape=lm), 'lm'
+    leaves the keys' defaults (T 1024); the shape is in the first line and the JSON; a bad value is one line."""
+    args = ['--n_embd=16', '--n_head=2', '--vocab_size=32', '--batch_size=1', '--compile=False', '--dtype=float32',
+            '--warmup=0', '--iters=10', '--cpu_peak_n=64']
+    env = dict(os.environ, OMP_NUM_THREADS='1')
+    for flags, shape, n_layer, T in ((['--device=cpu'], 'small', 4, 256), (['--shape=lm', '--n_layer=1'], 'lm', 1, 1024)):
+        out = tmp_path / f'{shape}.json'
+        r = subprocess.run([sys.executable, 'bench.py', *args, *flags, f'--json_out={out}'], cwd=ROOT,
+                           capture_output=True, text=True, env=env)
+        assert r.returncode == 0, r.stderr[-2000:]
+        setup = json.load(open(out))['setup']
+        assert (setup['shape'], setup['n_layer'], setup['n_embd'], setup['T']) == (shape, n_layer, 16, T)
+        assert f'| shape {shape}: {n_layer} layers, n_embd 16, 2 heads, vocab 32, T {T} |' in r.stdout
+        assert ('--shape=lm times paper 1' in r.stderr) == (shape == 'small')
+    bad = subprocess.run([sys.executable, 'bench.py', '--shape=big'], cwd=ROOT, capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stderr == "error: --shape must be 'auto', 'lm' or 'small', got 'big'\n"
+
+
 def test_bench_compile_mode_and_optimizer_impl_reach_the_step(tmp_path):
     """--compile_mode and --optimizer_impl reach the step: compiled in mode reduce-overhead (on a CPU without its
     CUDA graphs) and stepped by the foreach AdamW, it makes the eager fused step's losses; the first line and the

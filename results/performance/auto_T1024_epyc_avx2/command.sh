@@ -1,1 +1,1 @@
-python bench.py --compile=False --json_out=out/bench/auto_avx2.json
+python bench.py --shape=lm --compile=False --json_out=out/bench/auto_avx2.json

@@ -1,1 +1,1 @@
-python bench.py --compile=False --dtype=float32 --json_out=out/bench/fp32_eager.json
+python bench.py --shape=lm --compile=False --dtype=float32 --json_out=out/bench/fp32_eager.json

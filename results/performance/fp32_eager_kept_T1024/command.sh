@@ -1,1 +1,1 @@
-python bench.py --compile=False --dtype=float32 --cpu_keep_memory=True --json_out=out/bench/fp32_eager_kept.json
+python bench.py --shape=lm --compile=False --dtype=float32 --cpu_keep_memory=True --json_out=out/bench/fp32_eager_kept.json

@@ -1,1 +1,1 @@
-python bench.py --against=hf --rounds=2 --compile=False --json_out=out/bench/hf_T1024_eager.json
+python bench.py --shape=lm --against=hf --rounds=2 --compile=False --json_out=out/bench/hf_T1024_eager.json

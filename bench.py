@@ -29,6 +29,10 @@ included) are not timed; each timed step ends with a device synchronisation, and
 `iters` timed steps. With `rounds` > 1 the timed steps are split into rounds that visit the variants in
 turn, so that a machine whose load drifts slows every variant alike (all models then live at once).
 
+--shape sets the model's keys that no flag or config file sets: 'lm', paper 1's language model (12 layers of width
+512, 8 heads, vocabulary 50,304, T 1024), the default on a GPU or with a config file (train.py's model); 'small',
+4 layers of width 256, 4 heads, T 256, the default otherwise (about a minute on a CPU, compilation included).
+
 A train.py config file sets the model's shape, batch and system keys; its task sizes the vocabulary and the
 sequence length (the LM and sentiment tasks without prepared data: GPT-2's 50,304 and <task>_block_size);
 its schedule, data and I/O keys are ignored. With a config, bench.py also times how long the task takes to draw
@@ -89,7 +93,7 @@ SMALL = dict(n_layer=4, n_head=4, n_embd=256, block_size=256)     # --shape=smal
 declare(globals(), GPTConfig)   # every GPTConfig field is a key (python bench.py --help)
 block_size = 1024               # sequence length of every timed batch
 shape = 'auto'                  # lm: these keys' defaults, paper 1's LM shape; small: SMALL over them, about a
-                                # minute on a CPU; auto: lm on a GPU, small elsewhere. Keys given keep their values
+                                # minute on a CPU; auto: lm on a GPU or with a config file, else small
 variants = ()                   # variants to compare in one run, e.g. standard,frozen_qk,frozen_mlp,mixit
 against = ''                    # 'hf': also time Hugging Face's LlamaForCausalLM of the same shape (hf_llama)
 # ----------------------------------------------------------------------------- step (as train.py)
@@ -136,12 +140,13 @@ except ValueError as e:
     fail(e)
 if shape not in ('auto', 'lm', 'small'):
     fail(f"--shape must be 'auto', 'lm' or 'small', got {shape!r}")
-small_by_default = shape == 'auto' and device_type != 'cuda'     # said once the settings are checked
-if shape == 'auto':
-    shape = 'small' if small_by_default else 'lm'
-for key, value in SMALL.items() if shape == 'small' else ():
-    if key not in cli_given:        # a flag or a config file set it
-        config[key] = globals()[key] = value
+by_default = shape == 'auto'
+if shape == 'auto':     # a config file's model is train.py's: GPTConfig's defaults under the file's keys
+    config_file = bool(train_keys) or any(source != 'flag' for source in cli_given.values())
+    shape = 'lm' if device_type == 'cuda' or config_file else 'small'
+small = {k: v for k, v in SMALL.items() if shape == 'small' and k not in cli_given}   # not set by a flag or file
+for key, value in small.items():
+    config[key] = globals()[key] = value
 config['shape'] = shape
 
 T = block_size                  # length of the timed sequences
@@ -304,7 +309,7 @@ def profile_step(run, rows=20):
     prof.export_chrome_trace(path)
     tqdm.write(f"  {run['variant']}: one step's {rows} costliest ops (trace: {path})")
     tqdm.write(prof.key_averages().table(sort_by=f"self_{'cuda' if device_type == 'cuda' else 'cpu'}_time_total",
-                                    row_limit=rows))
+                                         row_limit=rows))
 
 
 def extra_steps(run):
@@ -391,7 +396,7 @@ def time_steps(run, n):
 
 
 # ----------------------------------------------------------------------------- peak and runs
-if small_by_default:
+if by_default and small:
     print("note: off a GPU bench.py times a small shape by default; --shape=lm times paper 1's LM shape "
           "(12 x 512, T 1024: minutes on a CPU)", file=sys.stderr)
 if peak_flops:
@@ -431,7 +436,8 @@ recompute_note = (f" (recompute pointwise {recompute_pointwise}, activation memo
 compile_note = f", mode {compile_mode or 'default'}" if compile else ''
 print(f"{device} ({torch.get_num_threads()} threads) | {dtype} | compile {compile}{compile_note}"
       f"{recompute_note if compile else ''} | AdamW {optimizer_impl} | "
-      f"shape {shape}: {config['n_layer']} layers, n_embd {config['n_embd']}, {config['n_head']} heads, vocab {vocab_size}, T {T} | "
+      f"shape {shape}: {config['n_layer']} layers, n_embd {config['n_embd']}, {config['n_head']} heads, "
+      f"vocab {vocab_size}, T {T} | "
       f"batch {batch_size} = {micro_batch_size} x {grad_accum} accum | {tokens_per_iter:,} tokens/iter | "
       f"peak {peak_flops / 1e12:.2f} TFLOP/s ({peak_source}) | "
       f"load {load_start[0]:.2f}" + (" | malloc keeps freed memory" if kept else "") +

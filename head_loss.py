@@ -65,7 +65,8 @@ def softmax_xent_grad_fused():
     return torch.compile(softmax_xent_grad, dynamic=False)
 
 
-# torch.compiler.disable(fn), importing torch's compiler at fn's first call rather than at this module's import
+# torch.compiler.disable in the lazy form torch uses inside itself: torch's compiler is imported at fn's first call,
+# not with this module, so that a script's --help takes about as long as `import torch`
 eager = torch._disable_dynamo
 
 

@@ -181,12 +181,14 @@ def test_bench_end_to_end(tmp_path):
 
 
 def test_bench_shape(tmp_path):
-    """--shape: on a CPU 'auto' is 'small' (SMALL under the keys a flag sets, with a note naming --shape=lm), 'lm'
-    leaves the keys' defaults (T 1024); the shape is in the first line and the JSON; a bad value is one line."""
+    """--shape: on a CPU without a config file 'auto' is 'small' (SMALL under the keys a flag sets, with a note
+    naming --shape=lm), 'lm' leaves the keys' defaults (T 1024); the shape is in the first line and the JSON; a bad
+    value is one line."""
     args = ['--n_embd=16', '--n_head=2', '--vocab_size=32', '--batch_size=1', '--compile=False', '--dtype=float32',
             '--warmup=0', '--iters=10', '--cpu_peak_n=64']
     env = dict(os.environ, OMP_NUM_THREADS='1')
-    for flags, shape, n_layer, T in ((['--device=cpu'], 'small', 4, 256), (['--shape=lm', '--n_layer=1'], 'lm', 1, 1024)):
+    for flags, shape, n_layer, T in ((['--device=cpu'], 'small', 4, 256),
+                                     (['--shape=lm', '--n_layer=1'], 'lm', 1, 1024)):
         out = tmp_path / f'{shape}.json'
         r = subprocess.run([sys.executable, 'bench.py', *args, *flags, f'--json_out={out}'], cwd=ROOT,
                            capture_output=True, text=True, env=env)
@@ -239,7 +241,9 @@ def test_bench_times_a_configs_data_draw(tmp_path):
         r = subprocess.run([sys.executable, 'bench.py', *args, f'--data_iters={data_iters}'], cwd=ROOT,
                            capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS='1'))
         assert r.returncode == 0, r.stderr[-2000:]
-        data_ms = json.load(open(out))['setup']['data_ms']
+        setup = json.load(open(out))['setup']
+        data_ms = setup['data_ms']
+        assert setup['shape'] == 'lm'           # a config file's model is train.py's: GPTConfig's defaults beneath
         if data_iters:
             assert data_ms > 0 and f"data {data_ms:.1f} ms per batch on the host" in r.stdout.splitlines()[0]
         else:

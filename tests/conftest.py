@@ -4,6 +4,7 @@ import sys
 import tempfile
 
 import pytest
+import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -23,6 +24,16 @@ def script_env(**settings):
     """The environment for experiments/gpu's scripts: this one with settings, and this Python first on PATH (the
     scripts call `python`)."""
     return dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ['PATH'], **settings)
+
+
+@pytest.fixture
+def one_thread():
+    """One torch thread for the test, as OMP_NUM_THREADS=1 gives subprocesses: on cores that other processes load,
+    torch's spinning worker threads make a tiny model's steps and small float64 ops many times slower."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
 
 
 @pytest.fixture(autouse=True)

@@ -23,14 +23,7 @@ TINY = ['--task=retrieval', '--retrieval_vocab_size=32', '--retrieval_m_max=4', 
         '--lr_decay_iters=12']
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """One torch thread for the runs in this process, as OMP_NUM_THREADS=1 gives the subprocesses: on loaded
-    cores torch's spinning worker threads make tiny steps many times slower."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures('one_thread')      # the runs in this process, as OMP_NUM_THREADS=1 the others
 
 
 def run_script(script, args, monkeypatch, capsys):

@@ -17,12 +17,7 @@ import torch
 from test_bad_input import ROOT, TINY, assert_one_line_error, records, run_script
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures('one_thread')
 
 
 def train(out, *flags, monkeypatch, capsys):

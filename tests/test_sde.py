@@ -15,13 +15,7 @@ sys.path.insert(0, ROOT)
 import sde  # noqa: E402
 
 
-@pytest.fixture(autouse=True, scope='module')
-def one_thread():
-    # batches of tiny matrices: intra-op threads only add overhead, and a lot of it on a busy CPU
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures('one_thread')      # batches of tiny matrices: threads only add overhead
 
 
 def random_Phi(B, m, seed):

@@ -189,16 +189,6 @@ def test_auto_dtype_on_a_cpu_is_its_faster_matmul(tmp_path):
     assert '(auto: matmul bf16' in r.stdout and sorted(losses(two)) == [1, 2]
 
 
-@pytest.fixture
-def one_thread():
-    """One torch thread for a test that trains in this process: on cores that other processes load, torch's
-    spinning worker threads make small steps many times slower."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def test_tiny_model_learns_dyck1(one_thread):
     """A 2-layer model learns to tell balanced parenthesis strings of length <= 12 from near misses."""
     torch.manual_seed(0)

@@ -14,13 +14,7 @@ from configurator import run_command  # noqa: E402
 TOL = 1e-9
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """These are many tiny float64 ops: one thread is fastest, and immune to a busy machine's oversubscription."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures('one_thread')      # many tiny float64 ops: one thread is fastest
 
 
 @pytest.mark.parametrize('construction', u.CONSTRUCTIONS)

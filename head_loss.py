@@ -65,9 +65,9 @@ def softmax_xent_grad_fused():
     return torch.compile(softmax_xent_grad, dynamic=False)
 
 
-# torch.compiler.disable in the lazy form torch uses inside itself: torch's compiler is imported at fn's first call,
-# not with this module, so that a script's --help takes about as long as `import torch`
-eager = torch._disable_dynamo
+# torch.compiler.disable in the lazy form torch uses inside itself (private; the public one where it is missing):
+# torch's compiler is imported at fn's first call, not with this module, so that --help is as quick as `import torch`
+eager = getattr(torch, '_disable_dynamo', torch.compiler.disable)
 
 
 class ChunkedHeadLoss(torch.autograd.Function):

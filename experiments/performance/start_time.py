@@ -6,26 +6,31 @@ that a machine whose load drifts slows each alike; prints each command's median,
     python -m experiments.performance.start_time . /path/to/other/checkout --repeats=9
 """
 
+import argparse
+import os
 import statistics
 import subprocess
 import sys
 import time
 
+from configurator import fail
+
 SCRIPTS = ('train.py', 'bench.py', 'sample.py', 'universal.py verify', 'bayes_paths.py oneshot', 'sde.py check')
 
 
 def seconds(argv, cwd):
-    """Wall-clock seconds of one run of argv in cwd; raises RuntimeError when it exits non-zero."""
+    """Wall-clock seconds of one run of argv in cwd; a run that exits non-zero stops this script with one line."""
     t0 = time.perf_counter()
     r = subprocess.run(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if r.returncode:
-        raise RuntimeError(f"{' '.join(argv)} in {cwd}: exit {r.returncode}: {r.stderr.strip()[-300:]}")
+        fail(f"{' '.join(argv[1:])} in {cwd} exited {r.returncode}: {r.stderr.strip().splitlines()[-1:]}")
     return time.perf_counter() - t0
 
 
-def main(argv):
-    repeats = int(next((a.split('=', 1)[1] for a in argv if a.startswith('--repeats=')), 7))
-    roots = [a for a in argv if not a.startswith('--')] or ['.']
+def main(roots, repeats):
+    for root in roots:
+        if not os.path.isfile(os.path.join(root, 'train.py')):
+            fail(f"{root} is not a checkout of this repository (no train.py)")
     commands = [('import torch', roots[0], [sys.executable, '-c', 'import torch'])] + \
         [(f'{root}: {s} --help', root, [sys.executable, *s.split(), '--help']) for s in SCRIPTS for root in roots]
     times = {name: [] for name, _, _ in commands}
@@ -37,4 +42,10 @@ def main(argv):
 
 
 if __name__ == '__main__':
-    main(sys.argv[1:])
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('roots', nargs='*', default=['.'], help='checkouts to time (default: this one)')
+    parser.add_argument('--repeats', type=int, default=7, help='rounds over every command')
+    args = parser.parse_args()
+    if args.repeats < 1:
+        fail(f"--repeats must be >= 1, got {args.repeats}")
+    main(args.roots, args.repeats)

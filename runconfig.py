@@ -71,7 +71,7 @@ def check_train_flags(c):
         if c[key] >= 2 ** 64:
             raise ValueError(f"--{key} must be < 2**64, got {c[key]}")
     choices = dict(lr_schedule=('cosine', 'linear'), train_order=('replacement', 'epochs'),
-                   ddp_backend=('', 'nccl', 'gloo'), construction=('', 'sparse', 'looped'))
+                   ddp_backend=('', 'nccl', 'gloo'), construction=('', 'sparse', 'sparse_identity', 'looped'))
     ranges = dict(learning_rate=(c['learning_rate'] > 0, '> 0'),
                   activation_memory_budget=(0 <= c['activation_memory_budget'] <= 1, 'in [0, 1]'),
                   min_lr_ratio=(0 <= c['min_lr_ratio'] <= 1, 'in [0, 1]'),

@@ -92,7 +92,7 @@ sentiment_bos = False           # <|endoftext|> at position 0, pads a token of t
 # ----------------------------------------------------------------------------- model (model.py)
 declare(globals(), GPTConfig, n_layer=2, n_head=4, n_embd=128)   # every GPTConfig field is a key (--help)
 block_size = 0                  # 0: the task's sequence length
-construction = ''               # paper 2: '' | 'sparse' | 'looped': the fixed attention weights written at init
+construction = ''               # paper 2: '' | 'sparse' | 'sparse_identity' | 'looped': fixed attention at init
 # ----------------------------------------------------------------------------- optimizer
 batch_size = 256                # global batch, sequences per optimizer step
 micro_batch_size = 0            # sequences per forward pass and rank; 0: batch_size // world_size

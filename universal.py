@@ -166,18 +166,86 @@ def solve_E(W, R):
 
 
 # -----------------------------------------------------------------------------------------------------
-# 4. Sparse construction (Thm 3.1, App. A; the projection reading, docs/deviations.md#sparse-value-routing)
+# 4. Sparse construction (Thm 3.1, App. A.2; docs/deviations.md#sparse-value-routing)
 #
-# The m coordinates are blocks of an H-ary tree: for every depth t < L, prefix p ∈ [H]^t and head h, a
-# Q-block and a K-block of width d; for every leaf p ∈ [H]^L a block of width d_in (M columns in all;
-# any extra columns stay zero). R_V^{l,h} is the 0/1 diagonal projection that keeps the blocks whose prefix
-# has p_l = h, so R_p = R_V^{1,p_1}…R_V^{t,p_t} keeps exactly the subtree below p, and R_Q^{l,h} sums the
-# Q-blocks of head h at depth l-1 -- of which R_p leaves one: E R_p R_Q^{l,h} = E[Q-block (l-1, p, h)].
-# (App. A's prose copies parent blocks into children; that reading does not satisfy its equations (3)-(4).)
+# The m coordinates are the blocks of an H-ary tree, laid out as App. A.2 lays them out: an internal block B_p
+# for every prefix p ∈ [H]^t, t < L, holding H Q-subblocks then H K-subblocks of width d, and a leaf block C_p
+# of width d_in for every p ∈ [H]^L. E fills them as the paper does: B_p's Q-subblock h holds M_p W_Q^{t+1,h},
+# its K-subblock M_p W_K^{t+1,h}, and C_p holds M_p.
+#
+# R_V^{l,h} is the paper's block-routing map: an identity from block q (its columns) into block (h)+q (its
+# rows) for every q it routes -- the root into its h-child, and the tree below the root onto the h-child's
+# subtree. Acting on a row x (x R_V), it moves the content of the h-subtree one level up, into the coordinates
+# of its parent: no block keeps its own coordinates. Along a head path p, R_p = R_V^{1,p_1}…R_V^{t,p_t} brings
+# E's block B_p to the root, where R_Q^{l,h}, R_K^{l,h} read the Q/K-subblocks h and, after L layers, U reads
+# the leaf C_p: E R_p R_Q^{l,h} = M_p W_Q^{l,h} and E R_p U = M_p, equations (3)-(4). Leaves rise through
+# internal blocks, so an internal block is max(2Hd, d_in) wide: m = M when d_in ≤ 2Hd (every setting the paper
+# trains), more otherwise (m_sparse, `dims`).
+#
+# The identity reading ('sparse_identity') keeps every block in place: R_V^{l,h} is the 0/1 diagonal
+# projection onto the blocks whose prefix has p_l = h, and E holds the same contents in a width-M layout. Both
+# are exact with attention alone; with a residual stream the identity reading writes every layer's output onto
+# the coordinates where the residual already carries E[token], through the same columns of E.
+
+
+def m_sparse(H, L, d_in, d):
+    """Width of the routed sparse layout: Σ_{t<L} H^t · max(2Hd, d_in) + H^L · d_in (= M when d_in ≤ 2Hd)."""
+    return sum(H ** t for t in range(L)) * max(2 * H * d, d_in) + H ** L * d_in
 
 
 def sparse_layout(H, L, d_in, d):
-    """Column offsets: {('Q'|'K', p, h): start} for the width-d blocks and {('M', p): start} for leaves."""
+    """Column offset of every block of the routed layout: {p: start} for p ∈ [H]^t, t ≤ L, breadth first;
+    internal blocks (t < L) are max(2Hd, d_in) wide, leaves (t = L) d_in."""
+    w, off, at = max(2 * H * d, d_in), {}, 0
+    for t in range(L + 1):
+        for p in prefixes(H, t):
+            off[p] = at
+            at += w if t < L else d_in
+    return off
+
+
+def sparse_weights(H, L, d_in, d, m=None):
+    """Fixed {0,1} weights R_Q, R_K (L, H, m, d), R_V (L, H, m, m), U (m, d_in) of Thm 3.1 with routing R_V,
+    float64. m defaults to m_sparse. Raises ValueError if m < m_sparse."""
+    need = m_sparse(H, L, d_in, d)
+    m = need if m is None else m
+    if m < need:
+        raise ValueError(f"sparse construction needs m >= {need} (m_sparse), got m = {m}")
+    off = sparse_layout(H, L, d_in, d)
+    z = lambda *s: torch.zeros(*s, dtype=torch.float64)
+    R = dict(R_Q=z(L, H, m, d), R_K=z(L, H, m, d), R_V=z(L, H, m, m), U=z(m, d_in))
+    for l in range(L):                     # layer l+1 lifts depth s+1 into depth s; what it lifts holds original
+        for h in range(H):                 # depth s+1+l: Q/K subblocks while that is < L, the leaf when it is L
+            for s in range(L - l):
+                width = 2 * H * d if s + 1 + l < L else d_in
+                for q in prefixes(H, s):
+                    a, b = off[(h,) + q], off[q]
+                    R['R_V'][l, h, a:a + width, b:b + width] = torch.eye(width, dtype=torch.float64)
+            R['R_Q'][l, h, h * d:(h + 1) * d] = torch.eye(d, dtype=torch.float64)         # the root's subblocks
+            R['R_K'][l, h, (H + h) * d:(H + h + 1) * d] = torch.eye(d, dtype=torch.float64)
+    R['U'][:d_in] = torch.eye(d_in, dtype=torch.float64)                                   # the root's leaf
+    return R
+
+
+def sparse_embedding(W, m=None):
+    """E of Thm 3.1 in the routed layout: B_p's Q-subblock h = M_p W_Q^{t+1,h}, K-subblock h = M_p W_K^{t+1,h},
+    leaf C_p = M_p. W: target dict → E: (d_in, m)."""
+    L, H, d_in, d = W['W_Q'].shape
+    m = m_sparse(H, L, d_in, d) if m is None else m
+    Mp, E = path_products(W), torch.zeros(d_in, m, dtype=torch.float64)
+    for p, a in sparse_layout(H, L, d_in, d).items():
+        if len(p) == L:
+            E[:, a:a + d_in] = Mp[p]
+            continue
+        for h in range(H):
+            E[:, a + h * d:a + (h + 1) * d] = Mp[p] @ W['W_Q'][len(p), h]
+            E[:, a + (H + h) * d:a + (H + h + 1) * d] = Mp[p] @ W['W_K'][len(p), h]
+    return E
+
+
+def identity_layout(H, L, d_in, d):
+    """Column offsets of the identity reading: {('Q'|'K', p, h): start} for the width-d blocks, {('M', p): start}
+    for the leaves; M columns in all."""
     off, at = {}, 0
     for t in range(L):
         for p in prefixes(H, t):
@@ -191,35 +259,33 @@ def sparse_layout(H, L, d_in, d):
     return off
 
 
-def sparse_weights(H, L, d_in, d, m=None):
-    """Fixed {0,1} weights R_Q, R_K (L, H, m, d), R_V (L, H, m, m), U (m, d_in) of Thm 3.1, float64.
-    m defaults to M (= m̄ for H > 1). Raises ValueError if m < M."""
+def identity_weights(H, L, d_in, d, m=None):
+    """Fixed {0,1} weights of the identity reading ('sparse_identity'): R_V^{l,h} the diagonal projection onto
+    the blocks whose prefix has p_l = h, R_Q^{l,h} the sum of the depth-(l-1) Q-blocks of head h. float64;
+    m defaults to M. Raises ValueError if m < M."""
     M = M_all(H, L, d_in, d)
     m = M if m is None else m
     if m < M:
-        raise ValueError(f"sparse construction needs m >= M = {M}, got m = {m}")
-    off = sparse_layout(H, L, d_in, d)
+        raise ValueError(f"sparse_identity construction needs m >= M = {M}, got m = {m}")
     z = lambda *s: torch.zeros(*s, dtype=torch.float64)
     R = dict(R_Q=z(L, H, m, d), R_K=z(L, H, m, d), R_V=z(L, H, m, m), U=z(m, d_in))
-    eye_d, eye_in = torch.eye(d, dtype=torch.float64), torch.eye(d_in, dtype=torch.float64)
-    for (k, p, *h), a in off.items():
+    for (k, p, *h), a in identity_layout(H, L, d_in, d).items():
         width = d_in if k == 'M' else d
         for l in range(len(p)):                       # block with prefix p survives R_V^{l+1, p_{l+1}}
             R['R_V'][l, p[l], a:a + width, a:a + width] = torch.eye(width, dtype=torch.float64)
         if k == 'M':
-            R['U'][a:a + d_in] = eye_in
+            R['U'][a:a + d_in] = torch.eye(d_in, dtype=torch.float64)
         else:                                         # Q/K-block (t, p, h) is read by R_Q^{t+1,h}
-            R['R_' + k][len(p), h[0], a:a + d] = eye_d
+            R['R_' + k][len(p), h[0], a:a + d] = torch.eye(d, dtype=torch.float64)
     return R
 
 
-def sparse_embedding(W, m=None):
-    """E of Thm 3.1: Q-block (t,p,h) = M_p W_Q^{t+1,h}, K-block = M_p W_K^{t+1,h}, leaf p = M_p.
-    W: target dict → E: (d_in, m)."""
+def identity_embedding(W, m=None):
+    """E of the identity reading: Q-block (t,p,h) = M_p W_Q^{t+1,h}, K-block = M_p W_K^{t+1,h}, leaf p = M_p."""
     L, H, d_in, d = W['W_Q'].shape
     m = M_all(H, L, d_in, d) if m is None else m
     Mp, E = path_products(W), torch.zeros(d_in, m, dtype=torch.float64)
-    for (k, p, *h), a in sparse_layout(H, L, d_in, d).items():
+    for (k, p, *h), a in identity_layout(H, L, d_in, d).items():
         if k == 'M':
             E[:, a:a + d_in] = Mp[p]
         else:
@@ -283,7 +349,8 @@ def looped_embedding(W, m=None):
 #
 # Draw every fixed matrix i.i.d. U(-1/√m, 1/√m) (PyTorch's default Linear init, as paper 2 §5 does) and
 # solve E R_all = W_all. R_all is m×M; it has full column rank almost surely when m ≥ M (a nonzero
-# polynomial -- nonzero because the sparse construction is one point where it does not vanish), so the
+# polynomial -- nonzero because the identity reading of the sparse construction, whose R_all selects M distinct
+# coordinates, is one point where it does not vanish), so the
 # min-norm solution E = W_all R_all^† is exact. Below M it is a least-squares fit with a nonzero residual.
 
 
@@ -299,18 +366,26 @@ def random_weights(H, L, d_in, d, m, looped=False, seed=0):
     return R
 
 
-CONSTRUCTIONS = ('sparse', 'looped', 'random', 'random_looped')
+FIXED = {  # the constructions whose weights need no target: (weights, embedding, smallest width)
+    'sparse': (sparse_weights, sparse_embedding, m_sparse),
+    'sparse_identity': (identity_weights, identity_embedding, M_all),
+    'looped': (looped_weights, looped_embedding, m_looped)}
+CONSTRUCTIONS = (*FIXED, 'random', 'random_looped')
+
+
+def min_width(construction, H, L, d_in, d):
+    """The smallest m a construction works at: m_sparse, M, m_looped, or M for the random ones."""
+    return FIXED[construction][2](H, L, d_in, d) if construction in FIXED else M_all(H, L, d_in, d)
 
 
 def construct(construction, W, m=None, seed=0):
-    """Fixed weights R and embedding E for target W. construction ∈ CONSTRUCTIONS; m defaults to the
-    smallest that works (M, m_looped, M, M). Returns (R, E, info) with info['residual'] for the random ones.
-    Raises ValueError on an unknown construction or an m too small for a sparse/looped layout."""
+    """Fixed weights R and embedding E for target W. construction ∈ CONSTRUCTIONS; m defaults to min_width.
+    Returns (R, E, info) with info['residual'] for the random ones. Raises ValueError on an unknown
+    construction or an m too small for a sparse/looped layout."""
     L, H, d_in, d = W['W_Q'].shape
-    if construction == 'sparse':
-        return sparse_weights(H, L, d_in, d, m), sparse_embedding(W, m), {}
-    if construction == 'looped':
-        return looped_weights(H, L, d_in, d, m), looped_embedding(W, m), {}
+    if construction in FIXED:
+        weights, embedding, _ = FIXED[construction]
+        return weights(H, L, d_in, d, m), embedding(W, m), {}
     if construction in ('random', 'random_looped'):
         R = random_weights(H, L, d_in, d, M_all(H, L, d_in, d) if m is None else m,
                            looped=construction == 'random_looped', seed=seed)
@@ -370,11 +445,15 @@ def load_construction(model, R, E=None, U=True):
 
 
 def write_construction(model, construction):
-    """Write the fixed attention weights of a construction ('sparse' | 'looped', Thm 3.1 / 3.2) for the model's
-    own (H, L, d_in, d, m) into a universal GPT; E, U (and any MLP or norm) keep their init. train.py's
-    --construction. Raises ValueError when n_embd is below the construction's width M (m_looped)."""
+    """Write the fixed attention weights of a construction ('sparse' | 'sparse_identity' | 'looped', Thm 3.1 /
+    3.2) for the model's own (H, L, d_in, d, m) into a universal GPT; E, U (and any MLP or norm) keep their init.
+    train.py's --construction. Raises ValueError when n_embd is below the construction's width (min_width)."""
     c = model.config
-    build = {'sparse': sparse_weights, 'looped': looped_weights}[construction]
+    need = min_width(construction, c.n_head, c.n_layer, c.vocab_size, c.head_dim)
+    if c.n_embd < need:
+        raise ValueError(f"the {construction} construction of H={c.n_head}, L={c.n_layer}, d_in={c.vocab_size}, "
+                         f"d={c.head_dim} is {need} wide, n_embd is {c.n_embd}: pass --n_embd={need}")
+    build = FIXED[construction][0]
     return load_construction(model, build(c.n_head, c.n_layer, c.vocab_size, c.head_dim, c.n_embd), U=False)
 
 
@@ -398,7 +477,9 @@ ARCHS = {'attn': {}, 'res': dict(residual=True), 'res_ln': dict(residual=True, n
 ARCH_NAMES = {'attn': 'Attention-only', 'res': '+ residual', 'res_ln': '+ residual and LN', 'mlp': '+ MLP',
               'mlp_ln': '+ MLP and LN'}
 MODELS = ('sparse', 'random', 'full')
+IDENTITY = 'sparse_identity'   # the identity reading of the sparse construction, run only when asked (--models)
 TASKS = ('dyck1', 'khop1', 'khop2', 'khop3', 'khop4')
+D_IN = dict(dyck1=4, khop1=30, khop2=30, khop3=30, khop4=30)   # each task's vocabulary: the target's d_in
 D_LIST = (2, 4, 8)      # Fig. 2's head widths d
 TABLE_TASKS = dict(table1=TASKS, table2=('dyck1', 'khop2'))   # each table's own rows (App. F adds khop1, 3, 4)
 UNFROZEN = dict(freeze_attn=False, freeze_norm=False, freeze_mlp=False)
@@ -456,7 +537,7 @@ def run_one(config, model, arch, name, extra=(), out='out/universal/cpu', result
     rather than start or continue a run. model in MODELS, arch in ARCHS. Raises RuntimeError when train.py fails
     (see out/<name>/stdout.txt) or is stopped by a signal."""
     flags = dict(ARCHS[arch], **(UNFROZEN if model == 'full' else {}))
-    flags.update(construction='sparse') if model == 'sparse' else None
+    flags.update(construction=model) if model in FIXED else None
     out_dir, res_dir = os.path.join(out, name), os.path.join(results, name)
     args = ([config] + [f'--{k}={v}' for k, v in flags.items()] + list(extra) +
             [f'--out_dir={out_dir}', '--overwrite=True'])
@@ -506,36 +587,46 @@ def experiment_runs(which, size, seeds, d_list=D_LIST, sweep_arch='res_ln', task
                     tag='', full_lr_scale=0.0, models=None):
     """(name, config, model, arch, extra, tag) of every run of an experiment: 'table1', 'table2' or 'msweep' (the
     m sweep uses architecture sweep_arch: the paper does not say which). tasks, archs: only these rows (default:
-    the experiment's); models: only these of MODELS. Names: <task>_<arch>_<model>[_seed<k>] (sparse runs one seed,
-    the first), and khop2_<arch>_d<d>_m<m>_<model>[_seed<k>] in the sweep; flags (more train.py flags) go with a
+    the experiment's); models: only these of MODELS and IDENTITY. Names: <task>_<arch>_<model>_seed<k>, and
+    khop2_<arch>_d<d>_m<m>_<model>_seed<k> in the sweep; flags (more train.py flags) go with a
     tag that ends the names (_<tag>). The fully trained model runs at full_lr_scale × the config's learning rate
-    (--learning_rate in its command; 0: FULL_LR_SCALE[size][task]). Raises ValueError for another experiment."""
+    (--learning_rate in its command; 0: FULL_LR_SCALE[size][task]); a sparse model runs at its construction's
+    width (--n_embd=min_width) where the config's n_embd is below it. Raises ValueError for another experiment."""
     cfg_dir = 'config/cpu' if size == 'cpu' else 'config'
     conf = lambda t: f'{cfg_dir}/universal_{t}.py'
     config_lr = lambda t: train_keys([conf(t)], learning_rate=0.0)['learning_rate']
     scale = lambda t: full_lr_scale or FULL_LR_SCALE[size][t]
     lr = lambda t, model: ([f"--learning_rate={scale(t) * config_lr(t):g}"]
                            if model == 'full' and scale(t) != 1 else [])
-    name = lambda stem, model, s: (f'{stem}_{model}' + ('' if model == 'sparse' else f'_seed{s}') +
-                                   (f'_{tag}' if tag else ''))
-    runs, chosen = [], [m for m in MODELS if m in (models or MODELS)]      # in MODELS' order
+    name = lambda stem, model, s: f'{stem}_{model}_seed{s}' + (f'_{tag}' if tag else '')
+
+    def width(t, model, d=None, m=None):                     # [--n_embd=...] where the construction needs more
+        c = train_keys([conf(t)], n_head=0, n_layer=0, head_dim=0, n_embd=0)
+        d, m = d or c['head_dim'], m or c['n_embd']
+        need = min_width(model, c['n_head'], c['n_layer'], D_IN[t], d) if model in FIXED else 0
+        return [f'--n_embd={need}'] if need > m else []
+
+    runs, chosen = [], [m for m in MODELS + (IDENTITY,) if m in (models or MODELS)]      # in that order
     if which in ('table1', 'table2'):
         tasks_, archs_ = TABLE_TASKS[which], (('attn', 'res_ln') if which == 'table1' else tuple(ARCHS))
         for t in tasks or tasks_:
             for arch in archs or archs_:
                 for model in chosen:
-                    for s in (seeds if model != 'sparse' else seeds[:1]):   # sparse: the seed moves E, U init only
+                    for s in seeds:
                         runs.append((name(f'{t}_{arch}', model, s), conf(t), model, arch,
-                                     [f'--seed={s}', *lr(t, model), *flags], dict(task=t)))
+                                     [f'--seed={s}', *lr(t, model), *width(t, model), *flags], dict(task=t)))
     elif which == 'msweep':                                  # Fig. 2: 2-hop, m = m̄(d) vs m = H·d
         cfg = train_keys([conf('khop2')], n_head=0, n_layer=0, head_dim=0, n_embd=0)
         H, L = cfg['n_head'], cfg['n_layer']
         for d in d_list:
-            for param, m in (('mbar', m_bar(H, L, 30, d)), ('Hd', H * d)):
+            for param, m_param in (('mbar', m_bar(H, L, D_IN['khop2'], d)), ('Hd', H * d)):
                 for model in chosen:
-                    if model == 'sparse' and m < M_all(H, L, 30, d):
-                        continue
-                    for s in (seeds if model != 'sparse' else seeds[:1]):
+                    m = m_param
+                    if model in FIXED:                       # a construction runs at its own width, not below
+                        if m < M_all(H, L, D_IN['khop2'], d):
+                            continue
+                        m = max(m, min_width(model, H, L, D_IN['khop2'], d))
+                    for s in seeds:
                         own = (d, m) == (cfg['head_dim'], cfg['n_embd'])    # the config's shape: Table 2's run
                         runs.append((name(f'khop2_{sweep_arch}' + ('' if own else f'_d{d}_m{m}'), model, s),
                                      conf('khop2'), model, sweep_arch,

@@ -39,7 +39,7 @@ def test_one_E_serves_every_length(construction):
 
 def test_fixed_weights_are_sparse_01_and_target_independent():
     """Thm 3.1/3.2: {0,1} entries, at most m nonzeros per matrix, and the same R for every target."""
-    for build in (u.sparse_weights, u.looped_weights):
+    for build in (u.sparse_weights, u.identity_weights, u.looped_weights):
         R = build(3, 2, 3, 2)
         m = R['U'].shape[0]
         for k, T in R.items():
@@ -51,6 +51,36 @@ def test_fixed_weights_are_sparse_01_and_target_independent():
     W1, W2 = u.random_target(2, 2, 3, 2, seed=1), u.random_target(2, 2, 3, 2, seed=2)
     assert all(torch.equal(a, b) for a, b in zip(u.construct('sparse', W1)[0].values(),
                                                  u.construct('sparse', W2)[0].values()))
+
+
+@pytest.mark.parametrize('H, L, d_in, d', [(2, 3, 30, 4), (3, 2, 4, 3), (1, 3, 7, 1), (4, 2, 4, 2)])
+def test_routing_moves_every_block_off_its_own_coordinates(H, L, d_in, d):
+    """App. A.2: R_V^{l,h} routes each block into another block's coordinates -- no nonzero inside any block's
+    own diagonal square -- and the routed construction is still exact, also where d_in > 2Hd (leaves rising
+    through wider internal blocks). The looped construction's tied R_V routes the same way; the identity
+    reading is the contrast: every nonzero of its R_V is on the diagonal."""
+    W = u.random_target(H, L, d_in, d, seed=H + L + d_in)
+    for construction, blocks in (('sparse', u.sparse_layout(H, L, d_in, d)),
+                                 ('looped', {q: i * (2 * d + d_in) for q, i in u.looped_layout(H, L).items()})):
+        R, E, _ = u.construct(construction, W)
+        starts = sorted(blocks.values()) + [R['U'].shape[0]]
+        R_V = R['R_V']
+        assert R_V.count_nonzero() > 0
+        for a, b in zip(starts, starts[1:]):
+            assert R_V[..., a:b, a:b].count_nonzero() == 0, (construction, a, b)
+        assert u.max_rel_error(W, R, E, True, [1, 3, 6]) < TOL
+    R = u.identity_weights(H, L, d_in, d)
+    assert torch.equal(R['R_V'], torch.diag_embed(torch.diagonal(R['R_V'], dim1=-2, dim2=-1)))
+
+
+def test_routing_needs_no_more_nonzeros_than_the_identity_reading():
+    """Per matrix, the routed R_V^{l,h} moves what the identity reading keeps at layer 1, and less below: the
+    heads' outputs share the routed coordinates, where the identity reading keeps every path apart."""
+    for H, L, d_in, d in ((2, 3, 3, 2), (3, 2, 4, 3), (2, 2, 5, 3)):
+        routed, kept = u.sparse_weights(H, L, d_in, d)['R_V'], u.identity_weights(H, L, d_in, d)['R_V']
+        n = lambda R: [[int(R[l, h].count_nonzero()) for h in range(H)] for l in range(L)]
+        assert n(routed)[0] == n(kept)[0]
+        assert all(a <= b for ra, rb in zip(n(routed), n(kept)) for a, b in zip(ra, rb))
 
 
 def test_a_broken_construction_is_caught():
@@ -69,7 +99,10 @@ def test_dims_reproduce_the_papers_embedding_sizes():
     assert u.m_bar(4, 2, 4, 24) == 1024
     for H, L, d_in, d in ((1, 1, 3, 2), (1, 3, 5, 2), (2, 3, 3, 2), (3, 2, 4, 3)):
         M = u.M_all(H, L, d_in, d)
-        assert u.sparse_weights(H, L, d_in, d)['U'].shape[0] == M == u.R_all(u.sparse_weights(H, L, d_in, d)).shape[1]
+        assert u.identity_weights(H, L, d_in, d)['U'].shape[0] == M == u.R_all(u.identity_weights(H, L, d_in, d)).shape[1]
+        assert u.sparse_weights(H, L, d_in, d)['U'].shape[0] == u.m_sparse(H, L, d_in, d) >= M
+        assert (u.m_sparse(H, L, d_in, d) == M) == (d_in <= 2 * H * d)     # leaves rise through 2Hd-wide blocks
+        assert u.m_sparse(H, L, d_in, d) <= u.m_bar(H, L, d_in, d) or H > 1
         assert u.looped_weights(H, L, d_in, d)['U'].shape[0] == u.m_looped(H, L, d_in, d)
         assert M <= u.m_bar(H, L, d_in, d) and (H == 1 or M == u.m_bar(H, L, d_in, d))
         assert u.m_looped(H, L, d_in, d) > u.m_bar_looped(H, L, d_in, d)
@@ -187,10 +220,11 @@ def test_experiments_report_a_failed_run_and_go_on(monkeypatch, capsys, tmp_path
     with pytest.raises(SystemExit) as e:
         u.experiments(tasks=('khop1',), archs=('res_ln',), seeds=(0,), results=str(tmp_path))
     assert e.value.code == 1
-    assert done == ['khop1_res_ln_sparse', 'khop1_res_ln_random_seed0', 'khop1_res_ln_full_seed0']
+    assert done == ['khop1_res_ln_sparse_seed0', 'khop1_res_ln_random_seed0', 'khop1_res_ln_full_seed0']
     out, err = capsys.readouterr()
-    assert 'khop1_res_ln_sparse' in out and 'failed: train.py failed (2)' in out
-    assert err.strip().splitlines() == ["error: 1 of 3 runs failed: khop1_res_ln_sparse (each one's stdout.txt is "
+    assert 'khop1_res_ln_sparse_seed0' in out and 'failed: train.py failed (2)' in out
+    assert err.strip().splitlines() == ["error: 1 of 3 runs failed: khop1_res_ln_sparse_seed0 (each one's stdout.txt "
+                                        "is "
                                         "in out/universal/cpu/)"]
 
 
@@ -203,7 +237,8 @@ def test_experiments_run_only_the_models_asked_for(monkeypatch, capsys, tmp_path
     monkeypatch.setattr(u, 'table', lambda *args: None)
     u.experiments(tasks=('khop2',), archs=('res_ln',), seeds=(0, 1), models=('full', 'sparse'),
                   results=str(tmp_path))
-    assert ran == ['khop2_res_ln_sparse', 'khop2_res_ln_full_seed0', 'khop2_res_ln_full_seed1']
+    assert ran == ['khop2_res_ln_sparse_seed0', 'khop2_res_ln_sparse_seed1', 'khop2_res_ln_full_seed0',
+                   'khop2_res_ln_full_seed1']
     ran.clear()
     with pytest.raises(SystemExit) as e:
         u.experiments(tasks=('khop2',), models=('frozen',), results=str(tmp_path))
@@ -252,11 +287,11 @@ def test_experiments_stop_on_sigterm(monkeypatch, capsys, tmp_path):
     before = signal.getsignal(signal.SIGTERM)
     with pytest.raises(SystemExit) as e:
         u.experiments(tasks=('khop1',), archs=('res_ln',), seeds=(0,), results=str(tmp_path))
-    assert e.value.code == 1 and done == ['khop1_res_ln_sparse']
+    assert e.value.code == 1 and done == ['khop1_res_ln_sparse_seed0']
     assert children[0].returncode == -signal.SIGTERM
     assert signal.getsignal(signal.SIGTERM) is before                   # the caller's handler is back
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == ["error: stopped by SIGTERM: 2 of 3 runs unfinished or not started (khop1_res_ln_sparse, "
+    assert err == ["error: stopped by SIGTERM: 2 of 3 runs unfinished or not started (khop1_res_ln_sparse_seed0, "
                    "khop1_res_ln_random_seed0); the same command continues the stopped ones from their checkpoints"]
 
 
@@ -309,8 +344,8 @@ def test_a_sparse_run_resumes_from_its_embeddings_alone(tmp_path):
     losses."""
     import json
     import subprocess
-    args = ['config/cpu/universal_khop1.py', '--construction=sparse', '--checkpoint_frozen=False', '--n_test=32',
-            '--eval_interval=4', '--log_interval=1', '--lr_decay_iters=8', '--warmup_iters=2']
+    args = ['config/cpu/universal_khop1.py', '--construction=sparse', '--n_embd=210', '--checkpoint_frozen=False',
+            '--n_test=32', '--eval_interval=4', '--log_interval=1', '--lr_decay_iters=8', '--warmup_iters=2']
     root = os.path.join(os.path.dirname(__file__), '..')
 
     def train(out, *more):
@@ -368,14 +403,13 @@ def test_tables_rebuild_from_committed_logs(tmp_path, monkeypatch):
     import shutil
     import statistics
     runs = u.experiment_runs('table1', 'cpu', (0, 1, 2), tasks=('khop1',), archs=('res_ln',))
-    assert [r[0] for r in runs] == ['khop1_res_ln_sparse'] + [f'khop1_res_ln_{m}_seed{s}' for m in ('random', 'full')
-                                                              for s in (0, 1, 2)]
+    assert [r[0] for r in runs] == [f'khop1_res_ln_{m}_seed{s}' for m in ('sparse', 'random', 'full') for s in (0, 1, 2)]
     results = os.path.join(ROOT, 'results', 'paper2')
     found = u.load_results(runs, results)
     assert set(found) == {r[0] for r in runs}
     acc = {n: 100 * u.read_log(os.path.join(results, n, 'log.jsonl'))[-1]['val_acc'] for n in found}
-    cells = [f"{acc['khop1_res_ln_sparse']:.1f}"]
-    for m in ('random', 'full'):
+    cells = []
+    for m in ('sparse', 'random', 'full'):
         a = [acc[f'khop1_res_ln_{m}_seed{s}'] for s in (0, 1, 2)]
         cells.append(f"{statistics.mean(a):.1f} ± {statistics.stdev(a):.1f}")
     row = u.results_table('table1', found).splitlines()[2]

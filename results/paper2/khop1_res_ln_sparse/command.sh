@@ -1,1 +1,0 @@
-OMP_NUM_THREADS=1 python train.py config/cpu/universal_khop1.py --residual=True --norm=layer --construction=sparse --seed=0 --out_dir=out/universal/cpu/khop1_res_ln_sparse --overwrite=True

@@ -1,0 +1,1 @@
+OMP_NUM_THREADS=1 python train.py config/cpu/universal_khop2.py --residual=True --norm=layer --construction=sparse_identity --seed=0 --head_dim=2 --n_embd=296 --out_dir=out/universal/cpu/khop2_res_ln_d2_m296_sparse --overwrite=True

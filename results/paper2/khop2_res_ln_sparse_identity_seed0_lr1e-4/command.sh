@@ -1,0 +1,1 @@
+OMP_NUM_THREADS=1 python train.py config/cpu/universal_khop2.py --residual=True --norm=layer --construction=sparse_identity --seed=0 --learning_rate=1e-4 --out_dir=out/universal/cpu/khop2_res_ln_sparse_lr1e-4 --overwrite=True

@@ -1,0 +1,1 @@
+OMP_NUM_THREADS=1 python train.py config/cpu/universal_khop3.py --residual=True --mlp=True --norm=layer --construction=sparse_identity --seed=0 --out_dir=out/universal/cpu/khop3_mlp_ln_sparse --overwrite=True

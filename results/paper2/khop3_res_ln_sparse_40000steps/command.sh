@@ -1,1 +1,0 @@
-OMP_NUM_THREADS=1 python train.py config/cpu/universal_khop3.py --residual=True --norm=layer --construction=sparse --seed=0 --max_iters=40000 --out_dir=out/universal/cpu/khop3_res_ln_sparse_40000steps --overwrite=True

@@ -1,1 +1,0 @@
-OMP_NUM_THREADS=1 python train.py config/cpu/universal_khop3.py --residual=True --norm=layer --construction=sparse --seed=0 --max_iters=40000 --learning_rate=1e-3 --min_lr_ratio=1 --seed=1 --out_dir=out/universal/cpu/khop3_res_ln_sparse_40000steps_lr1e-3_constant_seed1 --overwrite=True

@@ -1,1 +1,0 @@
-OMP_NUM_THREADS=1 python train.py config/cpu/universal_khop4.py --residual=True --mlp=True --norm=layer --construction=sparse --seed=0 --device=cuda --out_dir=out/gpu/paper/runs/appf/cpu/khop4_mlp_ln_sparse_cuda --overwrite=True

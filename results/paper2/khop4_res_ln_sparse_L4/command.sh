@@ -1,1 +1,0 @@
-OMP_NUM_THREADS=2 python train.py config/cpu/universal_khop4.py --residual=True --norm=layer --construction=sparse --seed=0 --n_layer=4 --n_embd=720 --out_dir=out/universal/cpu/khop4_res_ln_sparse_L4 --overwrite=True

@@ -1,1 +1,0 @@
-OMP_NUM_THREADS=1 python train.py config/cpu/universal_khop4.py --residual=True --norm=layer --construction=sparse --seed=0 --head_dim=8 --n_embd=464 --max_iters=20000 --learning_rate=1e-3 --min_lr_ratio=1 --out_dir=out/universal/cpu/khop4_res_ln_sparse_d8_m464_20000steps_lr1e-3_constant --overwrite=True

@@ -1,0 +1,1 @@
+OMP_NUM_THREADS=1 python train.py config/cpu/universal_khop4.py --residual=True --norm=layer --construction=sparse_identity --seed=0 --head_dim=8 --n_embd=464 --out_dir=out/universal/cpu/khop4_res_ln_sparse_d8_m464 --overwrite=True

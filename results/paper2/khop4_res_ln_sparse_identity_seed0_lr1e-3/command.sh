@@ -1,0 +1,1 @@
+OMP_NUM_THREADS=1 python train.py config/cpu/universal_khop4.py --residual=True --norm=layer --construction=sparse_identity --seed=0 --learning_rate=1e-3 --out_dir=out/universal/cpu/khop4_res_ln_sparse_lr1e-3 --overwrite=True

@@ -1,1 +1,0 @@
-OMP_NUM_THREADS=1 python train.py config/cpu/universal_khop4.py --residual=True --norm=layer --construction=sparse --seed=0 --learning_rate=1e-3 --out_dir=out/universal/cpu/khop4_res_ln_sparse_lr1e-3 --overwrite=True

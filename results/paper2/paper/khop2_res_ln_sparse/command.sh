@@ -1,1 +1,0 @@
-OMP_NUM_THREADS=1 python train.py config/universal_khop2.py --residual=True --norm=layer --construction=sparse --seed=0 --out_dir=out/gpu/paper/runs/universal_a/paper/khop2_res_ln_sparse --overwrite=True

@@ -1,1 +1,0 @@
-OMP_NUM_THREADS=1 python train.py config/cpu/universal_dyck1.py --residual=True --mlp=True --construction=sparse --seed=0 --out_dir=out/search/dyck1_mlp_sparse --overwrite=True

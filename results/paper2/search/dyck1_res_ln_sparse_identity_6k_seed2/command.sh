@@ -1,0 +1,1 @@
+OMP_NUM_THREADS=1 python train.py config/cpu/universal_dyck1.py --residual=True --norm=layer --construction=sparse_identity --seed=2 --max_iters=6000 --out_dir=out/search/dyck1_res_ln_sparse_6k_seed2 --overwrite=True

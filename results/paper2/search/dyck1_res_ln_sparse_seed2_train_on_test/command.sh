@@ -1,1 +1,0 @@
-OMP_NUM_THREADS=1 python train.py config/cpu/universal_dyck1.py --residual=True --norm=layer --construction=sparse --seed=2 --train_on_test=True --out_dir=out/search/dyck1_res_ln_sparse_seed2_train_on_test --overwrite=True

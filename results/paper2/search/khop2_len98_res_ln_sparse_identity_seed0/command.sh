@@ -1,0 +1,1 @@
+OMP_NUM_THREADS=1 python train.py config/cpu/universal_khop2.py --khop_length=98 --batch_size=16 --max_iters=3000 --residual=True --norm=layer --construction=sparse_identity --seed=0 --out_dir=out/universal/cpu/khop2_res_ln_sparse --overwrite=True

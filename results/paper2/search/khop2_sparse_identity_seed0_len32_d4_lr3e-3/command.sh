@@ -1,0 +1,1 @@
+OMP_NUM_THREADS=1 python train.py config/cpu/universal_khop2.py --residual=True --norm=layer --construction=sparse_identity --seed=0 --learning_rate=0.003 --out_dir=out/search/khop2_sparse_len32_d4_lr3e-3 --overwrite=True

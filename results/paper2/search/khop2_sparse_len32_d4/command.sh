@@ -1,1 +1,0 @@
-OMP_NUM_THREADS=1 python train.py config/cpu/universal_khop2.py --residual=True --norm=layer --construction=sparse --seed=0 --khop_length=32 --batch_size=32 --max_iters=4000 --out_dir=out/search/khop2_sparse_len32_d4 --overwrite=True

@@ -816,10 +816,10 @@ def dims(H=0,                        # heads per layer; 0: the paper's settings
 
 def experiments(which='table1',      # table1 | table2 | msweep
                 size='cpu',          # cpu (config/cpu/) | paper (config/)
-                seeds=(0, 1, 2),     # seeds of the random and fully trained models (sparse: the first)
+                seeds=(0, 1, 2),     # seeds of every model
                 tasks=(),            # only these tasks (dyck1, khop1..khop4); (): the experiment's
                 archs=(),            # only these architectures (attn, res, res_ln, mlp, mlp_ln); (): the experiment's
-                models=(),           # only these models (sparse, random, full); (): all three
+                models=(),           # only these (sparse, random, full, sparse_identity); (): the first three
                 flags=(),            # more train.py flags for every run, e.g. --pos_emb=False (needs a tag)
                 tag='',              # appended to the run names (_<tag>) when flags are given
                 full_lr_scale=0.0,   # the fully trained model's lr / the config's; 0: FULL_LR_SCALE's
@@ -836,8 +836,8 @@ def experiments(which='table1',      # table1 | table2 | msweep
         fail(f"size must be cpu or paper, got {size!r}")
     if sweep_arch not in ARCHS or not set(archs) <= set(ARCHS) or not set(tasks) <= set(TASKS):
         fail(f"archs and sweep_arch must be in {', '.join(ARCHS)}; tasks in {', '.join(TASKS)}")
-    if not set(models) <= set(MODELS):
-        fail(f"models must be in {', '.join(MODELS)}, got {', '.join(models)}")
+    if not set(models) <= set(MODELS + (IDENTITY,)):
+        fail(f"models must be in {', '.join(MODELS + (IDENTITY,))}, got {', '.join(models)}")
     if jobs < 1:
         fail(f"jobs must be >= 1, got {jobs}")
     try:
@@ -880,7 +880,7 @@ def experiments(which='table1',      # table1 | table2 | msweep
 
 def table(which='table1',            # table1 | table2 | msweep
           size='cpu',                # cpu | paper: the configs the runs used
-          seeds=(0, 1, 2, 3, 4),     # the seeds whose logs to look for (sparse: the first)
+          seeds=(0, 1, 2, 3, 4),     # the seeds whose logs to look for
           tasks=(),                  # only these tasks; (): the experiment's
           archs=(),                  # only these architectures; (): the experiment's
           flags=(),                  # the runs' extra train.py flags (as given to experiments)

@@ -243,7 +243,8 @@ def test_experiments_run_only_the_models_asked_for(monkeypatch, capsys, tmp_path
     with pytest.raises(SystemExit) as e:
         u.experiments(tasks=('khop2',), models=('frozen',), results=str(tmp_path))
     err = capsys.readouterr().err.strip().splitlines()
-    assert e.value.code == 2 and err == ['error: models must be in sparse, random, full, got frozen'] and not ran
+    assert e.value.code == 2 and err == ['error: models must be in sparse, random, full, sparse_identity, got frozen']
+    assert not ran
 
 
 def test_experiments_table_every_row_not_only_the_ones_run(monkeypatch, tmp_path):

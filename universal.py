@@ -757,7 +757,7 @@ def verify(H=2,                      # heads per layer
            d=3,                      # the target's head width
            d_in=4,                   # the target's input width (vocabulary size)
            n=8,                      # longest input checked (lengths 1, 2, n/2, n)
-           construction='sparse',    # sparse | looped | random | random_looped
+           construction='sparse',    # sparse | sparse_identity | looped | random | random_looped
            causal=False,             # causal attention in the target and the universal transformer
            m=0,                      # width of the universal transformer; 0: the smallest that works
            seed=0,
@@ -771,7 +771,7 @@ def verify(H=2,                      # heads per layer
     if m < 0:
         fail(f"--m must be >= 0 (0: the smallest that works), got {m}")
     M = M_all(H, L, d_in, d)      # before any allocation: R_V alone holds L H m² floats (M grows as H^L)
-    width = m or (m_looped(H, L, d_in, d) if construction == 'looped' else M)
+    width = m or min_width(construction, H, L, d_in, d)
     short = memory_shortfall(8 * (L * H * width * (width + 2 * d) + width * d_in + (width * M if 'random' in
                                                                                      construction else 0)))
     if short:
@@ -786,7 +786,8 @@ def verify(H=2,                      # heads per layer
     err = max_rel_error(W, R, E, causal, lengths, seed=seed + 2)
     print(f"target TF_{{H={H},L={L},d_in={d_in},d={d}}}  causal={causal}  construction={construction}")
     print(f"m = {E.shape[1]}   (M = {M_all(H, L, d_in, d)}, m̄ = {m_bar(H, L, d_in, d)}, "
-          f"m_looped = {m_looped(H, L, d_in, d)}, m̄_looped(paper) = {m_bar_looped(H, L, d_in, d)})")
+          f"m_sparse = {m_sparse(H, L, d_in, d)}, m_looped = {m_looped(H, L, d_in, d)}, "
+          f"m̄_looped(paper) = {m_bar_looped(H, L, d_in, d)})")
     if 'residual' in info:
         print(f"least squares: rank R_all = {torch.linalg.matrix_rank(R_all(R)).item()} of M = "
               f"{M_all(H, L, d_in, d)} columns, residual ‖E R_all - W_all‖/‖W_all‖ = {info['residual']:.2e}")
@@ -800,18 +801,20 @@ def dims(H=0,                        # heads per layer; 0: the paper's settings
          L=0,                        # layers
          d=0,                        # head width
          d_in=0):                    # input width
-    """m̄, M, m̄_looped (paper), m_looped (ours), H^{L/2} for the paper's settings (or one given by flags)."""
+    """m̄, M, m_sparse, m̄_looped (paper), m_looped (ours), H^{L/2} for the paper's settings (or one given by
+    flags)."""
     if H and min(L, d, d_in) < 1:
         fail("with H given, L, d and d_in must be >= 1 too")
     rows = PAPER_SETTINGS if not H else [('custom', H, L, d, d_in, None)]
-    print(f"{'setting':8} {'H':>2} {'L':>2} {'d':>3} {'d_in':>4} | {'m̄':>6} {'M':>6} {'m̄_looped':>10} "
+    print(f"{'setting':8} {'H':>2} {'L':>2} {'d':>3} {'d_in':>4} | {'m̄':>6} {'M':>6} {'m_sparse':>8} {'m̄_looped':>10} "
           f"{'m_looped':>9} {'H^(L/2)':>8} | paper m")
     for name, H, L, d, d_in, paper in rows:
         print(f"{name:8} {H:>2} {L:>2} {d:>3} {d_in:>4} | {m_bar(H, L, d_in, d):>6} {M_all(H, L, d_in, d):>6} "
-              f"{m_bar_looped(H, L, d_in, d):>10} {m_looped(H, L, d_in, d):>9} {lower_bound(H, L):>8.3g} | "
-              f"{paper if paper else '-'}")
-    print("m̄_looped is the paper's (one max(2d, d_in) block per prefix); m_looped is ours (2d + d_in per prefix),"
-          " see m_looped's docstring for why the paper's blocks conflict at depth L.")
+              f"{m_sparse(H, L, d_in, d):>8} {m_bar_looped(H, L, d_in, d):>10} {m_looped(H, L, d_in, d):>9} "
+              f"{lower_bound(H, L):>8.3g} | {paper if paper else '-'}")
+    print("m_sparse is the routed sparse layout's width (M when d_in <= 2Hd; sparse_identity's is M); m̄_looped is the "
+          "paper's (one max(2d, d_in) block per prefix); m_looped is ours (2d + d_in per prefix), see m_looped's "
+          "docstring for why the paper's blocks conflict at depth L.")
 
 
 def experiments(which='table1',      # table1 | table2 | msweep

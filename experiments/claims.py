@@ -38,12 +38,37 @@ A claim's fields (a [[claim.cell]] inherits every field it does not set from its
       flat      max / min of the cells' means <= ratio;  rises: last cell's mean / first cell's mean >= ratio
     tolerance is in the metric's units, at most MAX_TOLERANCE points for a percentage and MAX_TOLERANCE_REL of
     the paper's number otherwise.
+    control                     on a cell: the control of a contrast; left out of the check, and for 'flat' and
+                                'rises' the check must fail on the control cells (else the contrast is not shown)
+    size                        'paper' or 'cpu' (default: from the run's folder and command, run_size())
+    data                        the other data a row ran on, when not the paper's (its verdict is capped)
+    one_run                     the reason a CPU-size row stands on fewer than MIN_SEEDS runs a cell
+
+The facts (facts(), per run, read from its log and command.sh; shown in the tables' facts column):
+    steps     the last logged iter against the steps planned: the cell's `steps`, else the max_iters of the
+              run's train.py command (config file and flags); 'finished' when it reached them
+    trend     over the records of the last TREND_WINDOW of the run's steps: 'rising' / 'falling' when the metric
+              moved by more than TREND_POINTS points (percentages) or TREND_REL of its value, else 'flat'
+    diverged  a non-finite loss, or a last val_loss DIVERGE_FACTOR times its minimum or more
+    runs per cell, size, data
+
+The rules (RULES; validate() refuses a verdict that its facts contradict, with one line naming the row and the
+fact; results/README.md states them):
+    not-reproduced-unsettled  'not reproduced' needs every run finished or flat
+    reproduced-stopped        a 'reproduced' verdict needs finished runs, or an at_least check on the last record
+    reproduced-size           'reproduced' needs the paper's size; smaller runs give 'reproduced at CPU size only'
+    other-data                a row on other data than the paper's is at most 'inconclusive'
+    no-expectation            a checked cell without a paper number needs an `expect`
+    no-control                a 'flat' claim needs control cells with runs, and the contrast must show
+    seeds                     a firm verdict at CPU size needs MIN_SEEDS runs per cell, or a `one_run` reason
 """
 
 import argparse
 import json
+import math
 import os
 import re
+import shlex
 import statistics
 import sys
 import tomllib
@@ -55,6 +80,12 @@ REPRODUCED = VERDICTS[:2]
 CHECKS = ('value', 'at_least', 'expect', 'order', 'flat', 'rises')
 MAX_TOLERANCE = 2.0             # points, for percentages
 MAX_TOLERANCE_REL = 0.05        # of the paper's number, for other metrics
+TREND_WINDOW = 0.2              # the last fifth of a run's steps
+TREND_POINTS = 1.0              # points, for percentages: a smaller move is 'flat'
+TREND_REL = 0.02                # of the metric's value, for other metrics
+DIVERGE_FACTOR = 2.0            # a last val_loss this many times its minimum: diverged
+MIN_SEEDS = 3                   # runs per cell behind a firm verdict at CPU size
+FIRM = ('reproduced', 'reproduced at CPU size only', 'not reproduced')
 PERCENT = ('val_acc', 'val_exact')
 README = 'README.md'
 
@@ -138,7 +169,13 @@ def value(obj, metric):
 
 
 def read_run(root, run, cell):
-    """(value, last iter or None) of one run for a cell: the cell's metric, scaled, at the cell's step."""
+    """(value, facts) of one run for a cell: the cell's metric, scaled, at the cell's step, and the run's facts()."""
+    v, records = read_value(root, run, cell)
+    return v, facts(root, run, cell, records)
+
+
+def read_value(root, run, cell):
+    """(value, the log's records or None): the cell's metric, scaled, at the cell's step."""
     path = os.path.join(root, 'results', run, cell['file'])
     if not os.path.isfile(path):
         raise ClaimError(f"results/{run}/{cell['file']}: missing")
@@ -167,16 +204,94 @@ def read_run(root, run, cell):
         if not hits:
             raise ClaimError(f"results/{run}/{cell['file']}: no record at iter {step}")
         rec = hits[-1]
-    return value(rec, cell['metric']) * cell['scale'], records[-1].get('iter')
+    return value(rec, cell['metric']) * cell['scale'], records
+
+
+def planned_steps(root, run):
+    """The max_iters of the one train.py command in results/<run>/command.sh (its config files and flags), or
+    None when there is no such command."""
+    path = os.path.join(root, 'results', run, 'command.sh')
+    if not os.path.isfile(path):
+        return None
+    with open(path) as f:
+        lines = [shlex.split(line, comments=True) for line in f]
+    argvs = [words[words.index('train.py') + 1:] for words in lines if 'train.py' in words]
+    if len(argvs) != 1:
+        return None
+    from configurator import train_keys
+    cwd = os.getcwd()
+    try:
+        os.chdir(root)                                  # config paths are relative to the repository
+        return train_keys(argvs[0], max_iters=5000)['max_iters']   # train.py's own default
+    except ValueError:
+        return None
+    finally:
+        os.chdir(cwd)
+
+
+def run_size(root, run, cell):
+    """'paper' or 'cpu': the cell's `size`, else 'paper' for a run under a folder named paper/ or made from a
+    full-size config (config/<name>.py, not config/cpu/) or with --size=paper, else 'cpu'."""
+    if 'size' in cell:
+        return cell['size']
+    if 'paper' in run.split('/')[1:]:
+        return 'paper'
+    path = os.path.join(root, 'results', run, 'command.sh')
+    text = open(path).read() if os.path.isfile(path) else ''
+    if '--size=paper' in text or re.search(r'train\.py\s+config/(?!cpu/)\S+\.py', text):
+        return 'paper'
+    return 'cpu'
+
+
+def trend(records, metric, scale, percent):
+    """'rising', 'falling' or 'flat': the metric's move over the records of the last TREND_WINDOW of the steps
+    (at least the last two records), against TREND_POINTS (percent) or TREND_REL of its value; None with fewer
+    than two records."""
+    recs = [r for r in records if 'iter' in r]
+    recs = [r for i, r in enumerate(recs) if i == len(recs) - 1 or recs[i + 1]['iter'] != r['iter']]
+    if len(recs) < 2:
+        return None
+    last = recs[-1]['iter']
+    window = [r for r in recs if r['iter'] >= (1 - TREND_WINDOW) * last] or recs[-2:]
+    window = window if len(window) >= 2 else recs[-2:]
+    a, b = (value(r, metric) * scale for r in (window[0], window[-1]))
+    if not all(map(math.isfinite, (a, b))):
+        return None
+    threshold = TREND_POINTS if percent else TREND_REL * max(abs(a), abs(b))
+    return 'rising' if b - a > threshold else 'falling' if a - b > threshold else 'flat'
+
+
+def diverged(records):
+    """A non-finite loss in the log, or a last val_loss DIVERGE_FACTOR times its minimum or more."""
+    losses = [r[k] for r in records for k in ('val_loss', 'train_loss', 'loss') if numeric(r.get(k))]
+    if any(not math.isfinite(x) for x in losses):
+        return True
+    val = [r['val_loss'] for r in records if numeric(r.get('val_loss'))]
+    return bool(val) and min(val) > 0 and val[-1] >= DIVERGE_FACTOR * min(val)
+
+
+def facts(root, run, cell, records):
+    """{'done', 'planned', 'finished', 'trend', 'diverged', 'size'} of one run for a cell (see the module's
+    docstring); done, planned, trend are None where the log has no steps."""
+    percent = cell['scale'] == 100 or cell.get('unit') == '%'
+    metric_ok = records is not None and not cell['metric'].startswith('re:')
+    series = [r for r in records or [] if cell['metric'].split('.')[0] in r or '(' in cell['metric']]
+    done = series[-1].get('iter') if series else None
+    planned = cell.get('steps') or (planned_steps(root, run) if done is not None else None)
+    return dict(done=done, planned=planned,
+                finished=done is None or planned is None or done >= planned,
+                trend=trend(series, cell['metric'], cell['scale'], percent) if metric_ok and series else None,
+                diverged=diverged(records or []), size=run_size(root, run, cell))
 
 
 def measure(claims):
-    """Every cell's values and last iters from its runs, in place (cell['values'], cell['iters'])."""
+    """Every cell's values and its runs' facts, in place (cell['values'], cell['facts'], cell['iters'])."""
     for c in claims['claims']:
         for cell in c['cells']:
             got = [read_run(claims['root'], run, cell) for run in cell['runs']]
             cell['values'] = [v for v, _ in got]
-            cell['iters'] = [i for _, i in got]
+            cell['facts'] = [f for _, f in got]
+            cell['iters'] = [f['done'] for f in cell['facts']]
     return claims
 
 
@@ -197,12 +312,9 @@ def numeric(x):
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
-def holds(c):
-    """(True, '') when the runs show what the paper claims, by the claim's check; else (False, the reason)."""
+def check_cells(c, cells):
+    """(True, '') when cells show what the claim's check asks; else (False, the reason)."""
     check = c.get('check', 'value')
-    cells = [cell for cell in c['cells'] if cell['values']]
-    if not cells:
-        return False, 'no runs'
     for cell in cells:
         lo, hi, paper = min(cell['values']), max(cell['values']), cell.get('paper')
         tol = cell.get('tolerance', 0.0)
@@ -213,9 +325,11 @@ def holds(c):
                 return False, f"{label}: {bad[0]:.4g} does not meet {cell['expect']!r}"
             if numeric(paper) and not meets(paper, cell['expect']):
                 return False, f"{label}: the paper's {paper} does not meet {cell['expect']!r}"
-        elif check == 'value' and numeric(paper) and not lo - tol <= paper <= hi + tol:
+        elif check in ('value', 'at_least') and not numeric(paper):
+            return False, f"{label}: no paper number and no expect"
+        elif check == 'value' and not lo - tol <= paper <= hi + tol:
             return False, f"{label}: the paper's {paper} is outside [{lo - tol:.4g}, {hi + tol:.4g}]"
-        elif check == 'at_least' and numeric(paper) and paper > lo + tol:
+        elif check == 'at_least' and paper > lo + tol:
             return False, f"{label}: a run ({lo:.4g}) is short of the paper's {paper} by more than {tol}"
     means = [statistics.fmean(cell['values']) for cell in cells]
     if check == 'order':
@@ -231,41 +345,133 @@ def holds(c):
     return True, ''
 
 
-def validate(claims):
-    """Raise ClaimError (its message one line) when a claim breaks a rule: an unknown verdict or check, a missing
-    run, a run listed for 'not run' or none for another verdict, a tolerance that is not small, a repeated id, or a
-    'reproduced' verdict whose runs do not show the paper's number (holds())."""
-    paper, seen = claims['paper'], set()
-    for c in claims['claims']:
-        where = f"results/{paper}/claims.toml, claim {c.get('id', '?')!r}"
-        for key in ('id', 'where', 'claim', 'verdict', 'section'):
-            if key not in c:
-                raise ClaimError(f"{where}: no {key}")
-        if c['id'] in seen:
-            raise ClaimError(f"{where}: the id is used twice")
-        seen.add(c['id'])
-        if c['verdict'] not in VERDICTS:
-            raise ClaimError(f"{where}: verdict {c['verdict']!r} is not one of {', '.join(VERDICTS)}")
-        if c.get('check', 'value') not in CHECKS:
-            raise ClaimError(f"{where}: check {c['check']!r} is not one of {', '.join(CHECKS)}")
-        runs = [run for cell in c['cells'] for run in cell['runs']]
-        if (c['verdict'] == 'not run') != (not runs):
-            raise ClaimError(f"{where}: 'not run' and only it lists no runs")
-        if c['verdict'] != 'reproduced' and 'note' not in c:
-            raise ClaimError(f"{where}: a verdict other than 'reproduced' needs a note")
-        for run in runs:
-            if not os.path.isdir(os.path.join(claims['root'], 'results', run)):
-                raise ClaimError(f"{where}: results/{run} is missing")
+def holds(c):
+    """(True, '') when the runs show what the paper claims, by the claim's check, and its control cells show the
+    contrast; else (False, the reason)."""
+    cells = [cell for cell in c['cells'] if cell['values'] and not cell.get('control')]
+    if not cells:
+        return False, 'no runs'
+    ok, why = check_cells(c, cells)
+    if not ok:
+        return ok, why
+    controls = [cell for cell in c['cells'] if cell.get('control')]
+    if c.get('check') in ('flat', 'rises') and controls:
+        if not all(cell['values'] for cell in controls):
+            return False, 'a control cell has no runs'
+        if check_cells(c, controls)[0]:
+            return False, f"the control ({controls[0].get('label', '?')}) is {c['check']} too: no contrast"
+    return True, ''
+
+
+def rule_not_reproduced_unsettled(c, runs):
+    if c['verdict'] == 'not reproduced':
+        for run, f in runs:
+            if not f['finished'] and f['trend'] not in ('flat', None):
+                return f"results/{run} stopped at {f['done']:,} of {f['planned']:,} steps, {f['trend']}"
+
+
+def rule_reproduced_stopped(c, runs):
+    if c['verdict'] in REPRODUCED:
+        kept = c.get('check', 'value') == 'at_least' and all(cell['step'] == 'last' for cell in c['cells'])
+        for run, f in runs:
+            if not f['finished'] and not kept:
+                return f"results/{run} stopped at {f['done']:,} of {f['planned']:,} steps"
+
+
+def rule_reproduced_size(c, runs):
+    if c['verdict'] == 'reproduced':
+        small = [run for run, f in runs if f['size'] != 'paper']
+        if small:
+            return f"results/{small[0]} is smaller than the paper's setting: 'reproduced at CPU size only'"
+
+
+def rule_other_data(c, runs):
+    if c.get('data') and c['verdict'] not in ('inconclusive', 'not run'):
+        return f"it ran on other data ({c['data']}): at most 'inconclusive'"
+
+
+def rule_no_expectation(c, runs):
+    if c['verdict'] in REPRODUCED and c.get('check', 'value') in ('value', 'at_least'):
         for cell in c['cells']:
-            tol, number = cell.get('tolerance', 0.0), cell.get('paper')
-            limit = MAX_TOLERANCE if cell['scale'] == 100 or cell.get('unit') == '%' else \
-                MAX_TOLERANCE_REL * abs(number) if numeric(number) else 0.0
-            if tol > limit:
-                raise ClaimError(f"{where}: tolerance {tol} is above {limit:.3g}")
-        if c['verdict'] in REPRODUCED:
-            ok, why = holds(c)
-            if not ok:
-                raise ClaimError(f"{where}: verdict {c['verdict']!r} but {why}")
+            if cell['runs'] and not cell.get('control') and 'expect' not in cell and not numeric(cell.get('paper')):
+                return f"cell {cell.get('label', '?')!r} has no paper number and no expect"
+
+
+def rule_no_control(c, runs):
+    if c['verdict'] in REPRODUCED and c.get('check') == 'flat':
+        if not any(cell.get('control') and cell['runs'] for cell in c['cells']):
+            return "a 'flat' claim needs control cells with runs (control = true)"
+
+
+def rule_seeds(c, runs):
+    if c['verdict'] in FIRM and not c.get('one_run') and any(f['size'] == 'cpu' for _, f in runs):
+        for cell in c['cells']:
+            if 0 < len(cell['runs']) < MIN_SEEDS:
+                return (f"cell {cell.get('label', '?')!r} has {len(cell['runs'])} run(s) at CPU size, fewer than "
+                        f"{MIN_SEEDS} (or give one_run = the reason)")
+
+
+RULES = {'not-reproduced-unsettled': rule_not_reproduced_unsettled, 'reproduced-stopped': rule_reproduced_stopped,
+         'reproduced-size': rule_reproduced_size, 'other-data': rule_other_data,
+         'no-expectation': rule_no_expectation, 'no-control': rule_no_control, 'seeds': rule_seeds}
+
+
+def validate(claims):
+    """Raise ClaimError (its message one line) at the first claim that breaks a rule (problems())."""
+    for problem in problems(claims):
+        raise ClaimError(problem)
+
+
+def problems(claims):
+    """One line for every claim that breaks a rule: an unknown verdict or check, a missing run, a run listed for
+    'not run' or none for another verdict, a tolerance that is not small, a repeated id, a 'reproduced' verdict
+    whose runs do not show the paper's number (holds()), or a verdict its runs' facts contradict (RULES)."""
+    out, seen = [], set()
+    for c in claims['claims']:
+        try:
+            check_claim(claims, c, seen)
+        except ClaimError as e:
+            out.append(str(e))
+    return out
+
+
+def check_claim(claims, c, seen):
+    """Raise ClaimError naming the claim and the first rule it breaks."""
+    paper = claims['paper']
+    where = f"results/{paper}/claims.toml, claim {c.get('id', '?')!r}"
+    for key in ('id', 'where', 'claim', 'verdict', 'section'):
+        if key not in c:
+            raise ClaimError(f"{where}: no {key}")
+    if c['id'] in seen:
+        raise ClaimError(f"{where}: the id is used twice")
+    seen.add(c['id'])
+    if c['verdict'] not in VERDICTS:
+        raise ClaimError(f"{where}: verdict {c['verdict']!r} is not one of {', '.join(VERDICTS)}")
+    if c.get('check', 'value') not in CHECKS:
+        raise ClaimError(f"{where}: check {c['check']!r} is not one of {', '.join(CHECKS)}")
+    runs = [run for cell in c['cells'] for run in cell['runs']]
+    if (c['verdict'] == 'not run') != (not runs):
+        raise ClaimError(f"{where}: 'not run' and only it lists no runs")
+    if c['verdict'] != 'reproduced' and 'note' not in c:
+        raise ClaimError(f"{where}: a verdict other than 'reproduced' needs a note")
+    for run in runs:
+        if not os.path.isdir(os.path.join(claims['root'], 'results', run)):
+            raise ClaimError(f"{where}: results/{run} is missing")
+    for cell in c['cells']:
+        tol, number = cell.get('tolerance', 0.0), cell.get('paper')
+        limit = MAX_TOLERANCE if cell['scale'] == 100 or cell.get('unit') == '%' else \
+            MAX_TOLERANCE_REL * abs(number) if numeric(number) else 0.0
+        if tol > limit:
+            raise ClaimError(f"{where}: tolerance {tol} is above {limit:.3g}")
+    facts_ = [(run, f) for cell in c['cells'] for run, f in zip(cell['runs'], cell.get('facts', []))]
+    for name, rule in RULES.items():
+        why = rule(c, facts_)
+        if why:
+            raise ClaimError(f"{where}: verdict {c['verdict']!r} but {why} [{name}]")
+    if c['verdict'] in REPRODUCED:
+        ok, why = holds(c)
+        if not ok:
+            raise ClaimError(f"{where}: verdict {c['verdict']!r} but {why}")
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -415,10 +621,10 @@ def write(root, all_claims):
     return changed
 
 
-def load_all(papers=PAPERS, root=ROOT):
-    """Every paper's claims, read and measured; raises ClaimError on a broken claim."""
+def load_all(papers=PAPERS, root=ROOT, check=True):
+    """Every paper's claims, read and measured; raises ClaimError on the first broken claim unless check=False."""
     all_claims = [measure(load(p, root)) for p in papers]
-    for claims in all_claims:
+    for claims in all_claims if check else ():
         validate(claims)
     return all_claims
 
@@ -434,7 +640,11 @@ def main(argv=None):
         if p not in PAPERS:
             ap.error(f"unknown paper {p!r}: one of {', '.join(PAPERS)}")
     try:
-        all_claims = load_all(args.papers, args.root)
+        all_claims = load_all(args.papers, args.root, check=False)
+        broken = [line for claims in all_claims for line in problems(claims)]
+        if broken:
+            print('\n'.join(broken))
+            return 1
         if args.write:
             for doc in write(args.root, all_claims):
                 print(f"wrote {doc}")

@@ -513,6 +513,34 @@ def stopped(cells):
     return '; '.join(out)
 
 
+def kilo(n):
+    """10000 -> '10k', 1500 -> '1.5k', 150 -> '150'."""
+    return f"{n / 1000:g}k" if n >= 1000 else f"{n:g}"
+
+
+def facts_text(c):
+    """A row's facts in the fixed short form: runs per cell, the least complete run's steps done / planned, the
+    trend (rising if any run rises, else falling if any falls, else flat), diverged, size, other data; e.g.
+    '3 seeds, 10k/10k, flat, CPU size'."""
+    cells = [cell for cell in c['cells'] if cell['runs']]
+    if not cells:
+        return '—'
+    every = [f for cell in cells for f in cell['facts']]
+    n = sorted({len(cell['runs']) for cell in cells})
+    out = [f"{n[0]}{'' if len(n) == 1 else f'–{n[-1]}'} seed{'s' if n[-1] > 1 else ''}"]
+    steps = [f for f in every if f['done'] is not None and f['planned']]
+    if steps:
+        f = min(steps, key=lambda f: f['done'] / f['planned'])
+        out.append(f"{kilo(f['done'])}/{kilo(f['planned'])}")
+    trends = {f['trend'] for f in every}
+    out += [t for t in ('rising', 'falling', 'flat') if t in trends][:1]
+    out += ['diverged'] * any(f['diverged'] for f in every)
+    sizes = {f['size'] for f in every}
+    out.append('paper size' if sizes == {'paper'} else 'CPU size' if sizes == {'cpu'} else 'both sizes')
+    out += ['other data'] * bool(c.get('data'))
+    return ', '.join(out)
+
+
 def row(c, link):
     labelled = any('label' in cell for cell in c['cells'])
     planned = [cell for cell in c['cells'] if cell.get('steps')]
@@ -531,7 +559,7 @@ def row(c, link):
     else:
         paper = '; '.join(papers) if labelled and any(' / ' in p for p in papers) else ' / '.join(papers)
     verdict = f"**{c['verdict']}**" + (f": {c['note']}" if c.get('note') else '')
-    cells = [f"[{c['where']}]({link}#{c['section']}): {c['claim']}", paper or '—', ours, verdict]
+    cells = [f"[{c['where']}]({link}#{c['section']}): {c['claim']}", paper or '—', ours, facts_text(c), verdict]
     return '| ' + ' | '.join(x.replace('|', '\\|') for x in cells) + ' |'
 
 
@@ -548,8 +576,8 @@ def counts_line(claims):
 
 
 def render(claims, link=''):
-    """A paper's table: claim | paper | ours | verdict, then the counts per verdict."""
-    lines = ['| claim | paper | ours | verdict |', '|---|---|---|---|']
+    """A paper's table: claim | paper | ours | facts | verdict, then the counts per verdict."""
+    lines = ['| claim | paper | ours | facts | verdict |', '|---|---|---|---|---|']
     lines += [row(c, link) for c in claims['claims']]
     return '\n'.join(lines + ['', counts_line(claims) + '.'])
 
@@ -557,7 +585,7 @@ def render(claims, link=''):
 def render_readme(all_claims):
     """README's table: each paper's headline claims (headline = true), one line each, verdict only; then each
     paper's counts per verdict over all its claims."""
-    lines = ['| claim | paper | ours | verdict |', '|---|---|---|---|']
+    lines = ['| claim | paper | ours | facts | verdict |', '|---|---|---|---|---|']
     for claims in all_claims:
         n = claims['paper'][-1]
         for c in claims['claims']:

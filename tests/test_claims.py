@@ -129,6 +129,7 @@ runs = ["paper1/run_a", "paper1/run_b"]
 check = "value"
 tolerance = 1.0
 steps = 100
+size = "paper"
 '''
 
 
@@ -208,3 +209,115 @@ def test_expect_and_order_checks():
     assert not C.holds(dict(order, cells=[cell(2.98, [2.0]), cell(2.25, [2.46])]))[0]
     assert C.holds(dict(id='z', check='at_least', cells=[cell(97.01, [100.0], tolerance=0.5)]))[0]
     assert not C.holds(dict(id='z', check='at_least', cells=[cell(100, [96.3, 97.6], tolerance=2.0)]))[0]
+
+
+# ---- the facts and the rules they enforce ----------------------------------------------------------------------
+
+def plant(tmp_path, **fields):
+    """make_repo with the claim's header fields replaced (None deletes one)."""
+    text = CLAIMS
+    for key, value in fields.items():
+        line = re.search(rf'^{key} = .*$', text, re.M)
+        new = '' if value is None else f'{key} = {json.dumps(value)}'
+        text = text.replace(line.group(0), new) if line else text + new + '\n'
+    return make_repo(tmp_path, text)
+
+
+CONTROLS = '''
+[[claim.cell]]
+label = "flat one"
+paper = 97.0
+runs = ["paper1/run_a"]
+[[claim.cell]]
+label = "flat two"
+paper = 96.0
+runs = ["paper1/run_b"]
+[[claim.cell]]
+label = "control"
+control = true
+runs = ["paper1/run_c"]
+'''
+
+# rule -> (the planted claim's fields that break it, the same claim made consistent)
+BROKEN = {
+    'not-reproduced-unsettled': (dict(verdict='not reproduced', note='x', steps=200),
+                                 dict(verdict='inconclusive', note='x', steps=200)),
+    'reproduced-stopped': (dict(steps=200), dict(steps=200, check='at_least', paper=96.0)),
+    'reproduced-size': (dict(size=None), dict(size=None, verdict='reproduced at CPU size only', note='x',
+                                                one_run='a test')),
+    'other-data': (dict(data='another corpus'), dict(data='another corpus', verdict='inconclusive', note='x')),
+    'no-expectation': (dict(paper='solves'), dict(paper='solves', expect='>= 90')),
+    'no-control': (dict(check='flat', ratio=1.25, runs=None), None),
+    'seeds': (dict(size='cpu', verdict='reproduced at CPU size only', note='x'),
+              dict(size='cpu', verdict='inconclusive', note='x')),
+}
+
+
+@pytest.mark.parametrize('rule', list(C.RULES))
+def test_each_rule_refuses_the_verdict_its_facts_contradict(tmp_path, rule):
+    """One planted claim per rule: the contradicting verdict is refused with a line naming the claim and the rule;
+    the consistent one stands."""
+    assert set(BROKEN) == set(C.RULES)
+    broken, fixed = BROKEN[rule]
+    root = plant(tmp_path / 'broken', **broken)
+    if rule == 'no-control':                                   # cells of their own, no control among them
+        text = open(os.path.join(root, 'results', 'paper1', 'claims.toml')).read()
+        text = text.replace('paper = 97.0\n', '').split('[[claim.cell]]')[0] + CONTROLS.split('[[claim.cell]]\nlabel = "control"')[0]
+        open(os.path.join(root, 'results', 'paper1', 'claims.toml'), 'w').write(text)
+    found = C.problems(C.measure(C.load('paper1', root)))
+    assert len(found) == 1 and f'[{rule}]' in found[0] and "claim 'solves'" in found[0], found
+    if fixed is not None:
+        C.load_all(('paper1',), plant(tmp_path / 'fixed', **fixed))
+
+
+def control_repo(tmp_path, control_acc):
+    text = CLAIMS.replace('paper = 97.0\n', '').replace('runs = ["paper1/run_a", "paper1/run_b"]\n', '')
+    text = text.replace('check = "value"', 'check = "flat"\nratio = 1.05') + CONTROLS
+    root = make_repo(tmp_path, text)
+    d = tmp_path / 'results' / 'paper1' / 'run_c'
+    d.mkdir()
+    (d / 'log.jsonl').write_text(json.dumps(dict(iter=100, val_acc=control_acc)) + '\n')
+    return root
+
+
+def test_a_contrast_needs_its_control_to_differ(tmp_path):
+    """A 'flat' claim (96.5 and 99.0, within 5%) stands when its control is not flat beside them... and the control is
+    judged on its own cells: one control cell at any value is flat, so two are needed to show a contrast; with
+    the control as flat as the claim the verdict is refused."""
+    root = control_repo(tmp_path / 'a', 0.5)
+    c = C.measure(C.load('paper1', root))['claims'][0]
+    assert C.holds(c)[0] is False and 'no contrast' in C.holds(c)[1]       # a single control cell is flat
+    text = open(os.path.join(root, 'results', 'paper1', 'claims.toml')).read()
+    text += '[[claim.cell]]\nlabel = "control 2"\ncontrol = true\nruns = ["paper1/run_d"]\n'
+    open(os.path.join(root, 'results', 'paper1', 'claims.toml'), 'w').write(text)
+    d = tmp_path / 'a' / 'results' / 'paper1' / 'run_d'
+    d.mkdir()
+    (d / 'log.jsonl').write_text(json.dumps(dict(iter=100, val_acc=0.9)) + '\n')
+    assert C.holds(C.measure(C.load('paper1', root))['claims'][0]) == (True, '')
+    (d / 'log.jsonl').write_text(json.dumps(dict(iter=100, val_acc=0.51)) + '\n')
+    assert 'no contrast' in C.holds(C.measure(C.load('paper1', root))['claims'][0])[1]
+
+
+def test_facts_are_read_from_the_log_and_the_command(tmp_path):
+    """Planned steps from the run's train.py command (its config file, then its flags); the trend over the last
+    fifth of the steps against a 1-point threshold; diverged from the val_loss; the short form of the table."""
+    root = make_repo(tmp_path, CLAIMS.replace('steps = 100\n', '').replace('size = "paper"\n', ''))
+    run = tmp_path / 'results' / 'paper1' / 'run_a'
+    (tmp_path / 'config').mkdir()
+    (tmp_path / 'config' / 'cpu').mkdir()
+    (tmp_path / 'config' / 'cpu' / 'x.py').write_text('max_iters = 400\n')
+    (run / 'command.sh').write_text('OMP_NUM_THREADS=1 python train.py config/cpu/x.py --seed=1\n')
+    assert C.planned_steps(root, 'paper1/run_a') == 400
+    (run / 'command.sh').write_text('python train.py config/cpu/x.py --max_iters=100 --seed=1\n')
+    assert C.planned_steps(root, 'paper1/run_a') == 100
+    rec = lambda i, acc, loss=1.0: dict(iter=i, val_acc=acc, val_loss=loss)
+    assert C.trend([rec(0, .1), rec(80, .500), rec(100, .509)], 'val_acc', 100, True) == 'flat'
+    assert C.trend([rec(0, .1), rec(80, .500), rec(100, .52)], 'val_acc', 100, True) == 'rising'
+    assert C.trend([rec(0, .1), rec(90, .6), rec(100, .5)], 'val_acc', 100, True) == 'falling'
+    assert C.trend([rec(0, .1), rec(100, .5)], 'val_acc', 100, True) == 'rising'   # the last two at least
+    assert not C.diverged([rec(0, .1, 3.0), rec(100, .5, 1.0)])
+    assert C.diverged([rec(0, .1, 0.5), rec(100, .5, 1.0)])                          # twice its minimum
+    assert C.diverged([rec(0, .1, float('nan'))])
+    c = C.measure(C.load('paper1', root))['claims'][0]
+    assert [f['size'] for f in c['cells'][0]['facts']] == ['cpu', 'cpu']
+    assert C.facts_text(c) == '2 seeds, 100/100, rising, CPU size'

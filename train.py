@@ -71,6 +71,7 @@ retrieval_m_max = 30
 khop_k = -1                     # -1: k ~ U{0..khop_max_k} per example (paper 1); 1..4 fixed (paper 2)
 khop_max_k = 16
 khop_length = 98               # input characters per sequence (paper 1: 98)
+khop_score_dne = False          # score the "does not exist" targets too (paper 2's 20% chance level)
 dyck1_min_len = 40
 dyck1_max_len = 40              # the longest string (characters)
 dyck1_format = 'query'          # 'query': the string, then ? and the answer (authors'); 'last': label at the last char

@@ -43,6 +43,8 @@ A claim's fields (a [[claim.cell]] inherits every field it does not set from its
     size                        'paper' or 'cpu' (default: from the run's folder and command, run_size())
     data                        the other data a row ran on, when not the paper's (its verdict is capped)
     one_run                     the reason a CPU-size row stands on fewer than MIN_SEEDS runs a cell
+    needs                       for a row not settled: what would settle it (runs, minutes, command), for the
+                                ledger in results/README.md
 
 The facts (facts(), per run, read from its log and command.sh; shown in the tables' facts column):
     steps     the last logged iter against the steps planned: the cell's `steps`, else the max_iters of the
@@ -271,14 +273,15 @@ def diverged(records):
 
 
 def facts(root, run, cell, records):
-    """{'done', 'planned', 'finished', 'trend', 'diverged', 'size'} of one run for a cell (see the module's
+    """{'done', 'planned', 'finished', 'trend', 'diverged', 'size', 'cpu_s'} of one run for a cell (see the module's
     docstring); done, planned, trend are None where the log has no steps."""
     percent = cell['scale'] == 100 or cell.get('unit') == '%'
     metric_ok = records is not None and not cell['metric'].startswith('re:')
     series = [r for r in records or [] if cell['metric'].split('.')[0] in r or '(' in cell['metric']]
     done = series[-1].get('iter') if series else None
     planned = cell.get('steps') or (planned_steps(root, run) if done is not None else None)
-    return dict(done=done, planned=planned,
+    cpu_s = (records or [{}])[-1].get('cpu_s') if records else None
+    return dict(done=done, planned=planned, cpu_s=cpu_s,
                 finished=done is None or planned is None or done >= planned,
                 trend=trend(series, cell['metric'], cell['scale'], percent) if metric_ok and series else None,
                 diverged=diverged(records or []), size=run_size(root, run, cell))
@@ -610,11 +613,31 @@ def block(text, name):
     return i + len(start), j
 
 
+def cpu_minutes(c):
+    """The CPU minutes in a row's logs (the cpu_s of each run's last record, where it has one), or None."""
+    secs = [f['cpu_s'] for cell in c['cells'] for f in cell['facts'] if f.get('cpu_s') is not None]
+    return sum(secs) / 60 if secs else None
+
+
+def render_ledger(all_claims):
+    """results/README.md's ledger: every row that is not settled (inconclusive, not run), with the CPU minutes its
+    logs hold and what would settle it (its `needs`: runs, minutes, the command or the GPU plan's step)."""
+    lines = ['| row | verdict | CPU min in its logs | what would settle it |', '|---|---|---|---|']
+    for claims in all_claims:
+        for c in claims['claims']:
+            if c['verdict'] in ('inconclusive', 'not run'):
+                spent = cpu_minutes(c)
+                lines.append(f"| {claims['paper']} `{c['id']}` | {c['verdict']} | "
+                             f"{'—' if spent is None else f'{spent:,.0f}'} | {c.get('needs', '—')} |")
+    return '\n'.join(lines)
+
+
 def targets(all_claims):
     """[(file, marker name, rendered table)] for every table kept in the docs."""
     out = [(c['doc'], c['paper'], render(c)) for c in all_claims]
     if len(all_claims) == len(PAPERS):
         out.append((README, 'all', render_readme(all_claims)))
+        out.append(('results/README.md', 'ledger', render_ledger(all_claims)))
     return out
 
 

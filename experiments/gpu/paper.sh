@@ -28,10 +28,8 @@
 #   bash experiments/gpu/paper.sh universal_d   # paper 2, Table 1: Dyck-1 and 1-hop + residual and LN
 #   bash experiments/gpu/paper.sh universal_e   # paper 2, Table 1: 1- and 2-hop attention-only
 #   bash experiments/gpu/paper.sh universal_f   # paper 2, Table 1: 3- and 4-hop attention-only
-#   bash experiments/gpu/paper.sh universal_khop2  # paper 2, 2-hop + residual and LN, sparse, beside Table 1's run
-#                                               #   (lr 1e-4, d = 28, m = 1024): lr 1e-3 (lr1e-3), wider heads
-#                                               #   (d56_m1808: d = 56, m = m̄ = 1,808) and both, seeds 0 and 1
-#                                               #   (runs khop2_res_ln_sparse_<setting>[_seed1])
+#   bash experiments/gpu/paper.sh universal_khop2  # paper 2, 2-hop + residual and LN, the routed sparse
+#                                               #   construction, seeds 0-2 (runs khop2_res_ln_sparse_seed<k>)
 #   bash experiments/gpu/paper.sh appf          # paper 2, App. F: 3- and 4-hop + MLP, + MLP and LN at the CPU size
 #                                               #   (ARCHS, JOBS: which rows, how many runs at a time)
 #   bash experiments/gpu/paper.sh lm            # Tables 2, 9: the four variants at 12 x 512 on data/gpu_lm, in the
@@ -95,8 +93,7 @@
 # universal_<letter> stage's rows, task:arch, e.g. ROWS=dyck1:attn bash experiments/gpu/paper.sh universal_a, and
 # MODELS some of its models, e.g. MODELS="sparse random": those whose checkpoints can travel to another machine).
 # VARIANTS chooses a subset of a train.py stage's variants (one the stage lacks is an error; addition's and dyck1's
-# MixiT with 256 heads is mixit_256; khop_qk's settings std0.028, lr5e-4, width1024; universal_khop2's lr1e-3,
-# d56_m1808, d56_m1808_lr1e-3), SEEDS of its seeds (sentiment, khop, khop_qk, universal_khop2), LAYERS the depths of
+# MixiT with 256 heads is mixit_256; khop_qk's settings std0.028, lr5e-4, width1024), SEEDS of its seeds (sentiment, khop, khop_qk, universal_khop2), LAYERS the depths of
 # depth, depth16 and covariance, MMAX retrieval's m_max values (whole numbers, each an error on the other stages),
 # e.g. SEEDS=1 VARIANTS="standard mixit", LAYERS=2 VARIANTS=mixit DEPTH_ITERS=40000 (the authors' whole
 # schedule). TAG (letters, digits, '.', '_', '-') ends every train.py run's name, so that runs that EXTRA changes land
@@ -119,8 +116,7 @@ declare -A VARIANTS_OF=(   # each train.py stage's variants (khop_qk: settings),
     [khop]="standard frozen_qk" [khop_qk]="std0.028 lr5e-4 width1024"
     [dyck1]="standard frozen_qk frozen_mlp mixit mixit_256" [modular]="standard frozen_qk frozen_mlp mixit"
     [retrieval]="standard frozen_qk frozen_mlp mixit" [lm]="standard frozen_qk frozen_mlp mixit"
-    [covariance]="random mixit mixit_nosink mixit_depthscaled random_depthscaled"
-    [universal_khop2]="lr1e-3 d56_m1808 d56_m1808_lr1e-3")
+    [covariance]="random mixit mixit_nosink mixit_depthscaled random_depthscaled")
 VARIANTS_OF[lm]+=" standard_depthscaled frozen_qk_depthscaled frozen_mlp_depthscaled mixit_depthscaled"
 all=${VARIANTS_OF[$stage]:-}
 if [ -n "${VARIANTS:-}" ] && [ -z "$all" ]; then
@@ -499,30 +495,13 @@ universal_?)   # paper 2, Table 1's rows, the stage's (or ROWS of them) side by 
     wait
     salvage paper paper2/paper
     ;;
-universal_khop2)   # 2-hop + residual and LN, sparse, its runs side by side (JOBS at a time); Table 1's is lr 1e-4,
-                   # d = 28, m = 1024. Wider heads: d = 56, m = m̄ = 1,808 (python universal.py dims --H=2 --L=3
-                   # --d=56 --d_in=30), twice the head width as at the CPU size, where d = 8 for 4 solved 3-hop
-    declare -A setting=([lr1e-3]=--learning_rate=1e-3 [d56_m1808]=--head_dim=56,--n_embd=1808
-                        [d56_m1808_lr1e-3]=--head_dim=56,--n_embd=1808,--learning_rate=1e-3)
+universal_khop2)   # 2-hop + residual and LN, the routed sparse construction at the paper's size (m = m̄ = 1024),
+                   # SEEDS (default 0 1 2) side by side, JOBS (default 3) at a time: Table 1 (b)'s decisive cell
     reuse_done
-    for seed in ${SEEDS:-0 1}; do
-        for v in $VARIANTS; do
-            tag=$v$([ "$seed" = 0 ] || echo "_seed$seed")    # universal.py's sparse run is seed 0; another: --seed
-            go=(universal_py "$LOGS/universal_khop2_$tag.txt" experiments --which=table1 --size=paper --seeds=0
-                --tasks=khop2 --archs=res_ln --models=sparse --jobs=1 --out=$UNIVERSAL --results="$LOGS/paper2/paper"
-                --flags="${setting[$v]}$([ "$seed" = 0 ] || echo ",--seed=$seed")${UFLAGS:+,$UFLAGS}"
-                --tag="$tag${UFLAGS:+_rehearsal}")
-            if [ "$DRY" = 1 ]; then
-                "${go[@]}"
-                continue
-            fi
-            while [ "$(jobs -rp | wc -l)" -ge "${JOBS:-1000}" ]; do
-                wait -n || true
-            done
-            "${go[@]}" &
-        done
-    done
-    wait
+    seeds=${SEEDS:-0 1 2}
+    universal_py "$LOGS/universal_khop2.txt" experiments --which=table1 --size=paper --seeds="${seeds// /,}" \
+        --tasks=khop2 --archs=res_ln --models=sparse --jobs="${JOBS:-3}" --out=$UNIVERSAL \
+        --results="$LOGS/paper2/paper" ${UFLAGS:+--flags="$UFLAGS" --tag=rehearsal}
     salvage paper paper2/paper
     ;;
 appf)   # App. F's 3- and 4-hop rows at the CPU size (config/cpu/), on the GPU: tagged _<DEVICE>

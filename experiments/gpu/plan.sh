@@ -7,7 +7,7 @@
 #   bash experiments/gpu/plan.sh 2     # the speed comparisons within SPEED_S (default 240 s; run.sh speed)
 #   bash experiments/gpu/plan.sh 3     # retrieval standard, 20,000 steps; 3b continues it on the same machine
 #   bash experiments/gpu/plan.sh 4     # retrieval Frozen-QK, the same; 4b
-#   bash experiments/gpu/plan.sh 5     # paper 2, 2-hop + residual and LN, sparse: lr 1e-3, d = 56 (universal_khop2)
+#   bash experiments/gpu/plan.sh 5     # paper 2, 2-hop + residual and LN, the routed sparse construction, seeds 0-2
 #   bash experiments/gpu/plan.sh 6     # paper 2, Dyck-1 attention-only and + residual and LN to 10,000 steps, the two
 #                                      #   stopped runs kept in results/gpu/h200/carry continued; 6b
 #   bash experiments/gpu/plan.sh 7     # paper 1, decimal addition Frozen-QK, Frozen-MLP, MixiT 256 heads; 7b

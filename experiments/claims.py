@@ -146,10 +146,20 @@ def offdiag(matrix):
     return [matrix[i][j] for i in range(n) for j in range(i + 1, n)]
 
 
+def by_key(obj, path):
+    """{key: value} of a dotted path with one '*' standing for every key of a dict: 'prune_drop.*.omniglot' is
+    {head: obj['prune_drop'][head]['omniglot']}; a path without '*' must lead to a dict of numbers."""
+    head, star, tail = path.partition('*')
+    d = lookup(obj, head.rstrip('.'))
+    return {k: lookup(v, tail.lstrip('.')) if tail else v for k, v in d.items()} if star else d
+
+
 def value(obj, metric):
     """A metric of one record or results object: a dotted path; 'a - b'; 'max(a)', 'min(a)' of a list;
     'offdiag_corr(a, b)' (Pearson correlation of two square matrices' upper off-diagonal entries);
-    'sign_agree(a, b, t)' (the fraction of a's upper off-diagonal entries with |a| > t that have b's sign)."""
+    'sign_agree(a, b, t)' (the fraction of a's upper off-diagonal entries with |a| > t that have b's sign);
+    'offdiag_ratio(a)' (a square matrix's largest |off-diagonal| entry over its mean |diagonal| one);
+    'corr(a, b)' (Pearson correlation of two {key: number} dicts over their common keys, by_key paths)."""
     depth, metric = 0, metric.strip()
     for i, ch in enumerate(metric):                 # 'a - b' at the top level, outside any call's parentheses
         depth += {'(': 1, ')': -1}.get(ch, 0)
@@ -160,6 +170,14 @@ def value(obj, metric):
         fn, args = m.group(1), [a.strip() for a in m.group(2).split(',')]
         if fn in ('max', 'min'):
             return (max if fn == 'max' else min)(lookup(obj, args[0]))
+        if fn == 'corr':
+            a, b = by_key(obj, args[0]), by_key(obj, args[1])
+            keys = sorted(set(a) & set(b))
+            return statistics.correlation([a[k] for k in keys], [b[k] for k in keys])
+        if fn == 'offdiag_ratio':
+            m = lookup(obj, args[0])
+            diag = statistics.fmean(abs(m[i][i]) for i in range(len(m)))
+            return max(abs(m[i][j]) for i in range(len(m)) for j in range(len(m)) if i != j) / diag
         a, b = offdiag(lookup(obj, args[0])), offdiag(lookup(obj, args[1]))
         if fn == 'offdiag_corr':
             return statistics.correlation(a, b)

@@ -1410,8 +1410,8 @@ def timing(P=600,                     # training examples (the one-shot theory's
     shape, n = (heads,) * layers, heads ** layers
     short = memory_shortfall(8 * (P * n * N0 + P * P * n * n))          # xi (P, |Π|, N0) and C (P, P, |Π|, |Π|)
     require(not short, f"--P={P} --heads={heads} --layers={layers} --N0={N0}: xi and the path kernels C "
-                       f"(P² |Π|² floats, |Π| = {n:,}) need more memory than there is: {short}; lower --P, --heads or "
-                       f"--layers")
+                       f"(P² |Π|² floats, |Π| = {n:,}) need more memory than there is: {short}; lower --P=<n>, --heads=<n> "
+                       f"or --layers=<n>")
     torch.set_num_threads(threads)
     g = torch.Generator().manual_seed(seed)
     xi = torch.randn(P, n, N0, generator=g, dtype=DTYPE)

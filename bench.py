@@ -313,7 +313,7 @@ def profile_step(run, rows=20):
 
 
 def extra_steps(run):
-    """After a model's timed steps: its peak memory (step_memory) and, with --profile, its profile."""
+    """After a model's timed steps: its peak memory (step_memory) and, with --profile=<folder>, its profile."""
     run['peak_memory'] = step_memory(run)
     bar.update()
     if profile:
@@ -403,7 +403,7 @@ if peak_flops:
     peak_source = 'given'
 elif device_type == 'cuda':
     peak_flops, peak_source = device_peak(device, device_type, dtype)
-    peak_source += '' if peak_flops else ' (set --peak_flops)'
+    peak_source += '' if peak_flops else ' (set --peak_flops=<FLOP/s>)'
 else:                           # train.py's peak (the same measurement and cache); bf16 and fp32 both shown
     print("the CPU's matmul peak (measured once per machine, dtype and thread count, then cached) ...",
           file=sys.stderr, flush=True)

@@ -206,7 +206,7 @@ def resume(out_dir, config, given):
             f" ({out_dir} holds {', '.join(held)}: nothing to resume from; train on from the best weights in a new "
             f"run with --init_from={best} --out_dir=<another folder>)" if 'ckpt_best.pt' in held else
             f" ({out_dir} holds only {', '.join(held)}, of a run stopped before its first checkpoint: start a new "
-            f"run with another --out_dir, which keeps them)" if held else ''))
+            f"run with --out_dir=<another folder>, which keeps them)" if held else ''))
     checkpoint = load_checkpoint(path, keys=('model', 'model_args', 'optimizer', 'scaler', 'iter_num',
                                              'best_val_loss', 'config', 'data_rng', 'torch_rng'), trained_only=True)
     saved = checkpoint['config']
@@ -403,7 +403,7 @@ def save(path, model, trained_only=False, **state):
     diverged = [name for name, p in model.named_parameters() if not torch.isfinite(p).all()]
     if diverged:
         fail(f"the weights are not finite at iteration {state.get('iter_num')} ({diverged[0]}): the run diverged "
-             f"(lower --learning_rate, or set --grad_clip); {path} is not written with them; "
+             f"(lower --learning_rate=<lr>, or set --grad_clip=1.0); {path} is not written with them; "
              f"{last_checkpoint(path)}", status=FAULT)
     weights = model.state_dict()
     hashes = frozen_fingerprint(model) if trained_only else {}    # {}: nothing is frozen, keep all

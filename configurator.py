@@ -12,7 +12,8 @@ included file's assignments apply where the call stands, the including file's ow
 win wherever they stand (config/cpu/dyck1_mixit.py: the task's settings from dyck1.py, then the variant's). A
 value is read as a Python literal (`--learning_rate=3e-4`, `--widths=10,30,100`), else kept as text
 (`--out_dir=out/run1`); a key whose default is a string takes the text as given, everything after the first
-'='. The value must have its default's type: an int passes for a float, true/false (any case) for a bool,
+'='. A boolean also takes `--key` (True) and `--no-key` (False). The value must have its default's type: an int
+passes for a float, true/false (any case) for a bool,
 one value for a tuple of one, and a tuple's elements must have the type of the default's elements. A key
 whose default is None is checked against its annotation (`rope: bool | None = None`). `--help` lists every
 key with its default and comment. Anything else -- an unknown key, a wrong type, a missing or broken config
@@ -202,6 +203,8 @@ def sections_in(source, keys):
 
 
 def help_text(keys, annotations, comments, doc, usage, sections=None):
+    if any(isinstance(v, bool) for v in keys.values()):
+        usage += '\n(a boolean key: --key for --key=True, --no-key for --key=False)'
     lines = [usage, '']
     if doc:
         lines += [inspect.cleandoc(doc).split('\n\n')[0].strip(), '']
@@ -267,12 +270,28 @@ def apply_file(keys, annotations, path, foreign=None, _including=()):
     return sources
 
 
+def flag_form(keys, arg):
+    """A boolean's flag form as '--key=value': '--key' -> '--key=True', '--no-key' -> '--key=False' when key is a
+    boolean of keys; any other argument as it is."""
+    if arg.startswith('--') and '=' not in arg:
+        key = arg[2:]
+        if isinstance(keys.get(key), bool):
+            return f'--{key}=True'
+        if key.startswith('no-') and isinstance(keys.get(key[3:]), bool):
+            return f'--{key[3:]}=False'
+    return arg
+
+
 def apply_override(keys, annotations, arg, foreign=None):
-    """Apply one '--key=value' argument; returns the key. A key that only foreign has (a config file's key that
-    keys lacks) is set there, checked against its value."""
+    """Apply one '--key=value' argument (or a boolean's '--key' / '--no-key'); returns the key. A key that only
+    foreign has (a config file's key that keys lacks) is set there, checked against its value."""
+    arg = flag_form(keys, arg) if foreign is None or arg[2:] not in foreign else flag_form(foreign, arg)
     key, eq, text = arg[2:].partition('=')
     if not arg.startswith('--') or not eq or not key:
-        raise ConfigError(f"expected --key=value, got '{arg}'")
+        if arg.startswith('--') and key in keys:
+            raise ConfigError(f"--{key} needs a value: --{key}=<{type(keys[key]).__name__}> (only a boolean's "
+                              f"--key / --no-key stand alone)")
+        raise ConfigError(f"expected --key=value (a boolean: --key or --no-key), got '{arg}'")
     if key not in keys and foreign is not None and key in foreign:
         return apply_override(foreign, {}, arg)
     if key not in keys:

@@ -98,8 +98,8 @@ def check_finite(value, what, iter_num, ckpt_path, tolerated=False):
     is never written with them: checkpoint.save). tolerated: a float16 run, whose GradScaler skips the steps with
     non-finite gradients and goes on (its evaluations are still checked)."""
     if not math.isfinite(value) and not tolerated:
-        fault(f"the {what} is {value} at iteration {iter_num}: the run diverged (lower --learning_rate, or set "
-              f"--grad_clip); {last_checkpoint(ckpt_path)}")
+        fault(f"the {what} is {value} at iteration {iter_num}: the run diverged (lower --learning_rate=<lr>, or "
+              f"set --grad_clip=1.0); {last_checkpoint(ckpt_path)}")
 
 
 def failed_collective(e):
@@ -172,6 +172,6 @@ def check_memory(config, micro_batch_size, T, dtype, device, device_type, batch_
     if have is not None and need > have:
         raise ValueError(f"this model and micro-batch need about {need / 2**30:.1f} GiB ("
                          f"{', '.join(f'{k} {v / 2**30:.1f}' for k, v in parts.items())} GiB per process) but "
-                         f"{have / 2**30:.1f} GiB is available on {device}: lower --micro_batch_size (now "
+                         f"{have / 2**30:.1f} GiB is available on {device}: lower --micro_batch_size=<n> (now "
                          f"{micro_batch_size}; the global batch stays {batch_size}), or the model "
                          f"(--memory_check=False tries anyway)")

@@ -105,10 +105,10 @@ except ValueError as e:
 model_vocab = len(ids) if ids is not None else meta['vocab_size']
 if model_vocab != model.config.vocab_size:
     fail(f"{data_dir} has a vocabulary of {model_vocab} tokens but the model {model.config.vocab_size}: not the data it "
-         f"was trained on ({config.get('lm_data_dir')}); pass that with --data_dir")
+         f"was trained on ({config.get('lm_data_dir')}); pass --data_dir=<that folder>")
 if enc.n_vocab != meta['vocab_size']:
     fail(f"the tokenizer has {enc.n_vocab} tokens but the data was prepared with {meta['tokenizer']} "
-         f"({meta['vocab_size']}); pass its .tiktoken file with --tokenizer")
+         f"({meta['vocab_size']}); pass --tokenizer=<its .tiktoken file>")
 to_model = np.full(enc.n_vocab, -1)
 to_model[ids if ids is not None else np.arange(enc.n_vocab)] = np.arange(model.config.vocab_size)
 

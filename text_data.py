@@ -388,7 +388,7 @@ def hf_rows(path, config, split, lo, hi):
     except Exception as e:
         raise DataError(f"could not load {path} ({config or 'default'}) from the Hugging Face hub "
                         f"({type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''}); offline, prepare "
-                        f"local files with --input") from None
+                        f"local files with --input=<files>") from None
     return itertools.islice(itertools.chain([head], first), lo, hi)
 
 
@@ -433,7 +433,7 @@ def prepare(name, inputs=(), test_inputs=(), task=None, tokenizer=None, out_dir=
             test_fraction = fraction
     if not inputs and name not in HF_DATASETS:
         raise DataError(f"unknown dataset {name!r}: choose {', '.join([*HF_DATASETS, *CHAR_DATASETS])}, or give "
-                        f"local files with --input")
+                        f"local files with --input=<files>")
     list_files(inputs + test_inputs)                           # a missing path fails before the tokenizer loads
     task = task or (HF_DATASETS[name][0] if name in HF_DATASETS else 'lm')
     if task not in ('lm', 'sentiment'):
@@ -441,7 +441,7 @@ def prepare(name, inputs=(), test_inputs=(), task=None, tokenizer=None, out_dir=
     num_proc = num_proc or os.cpu_count() or 1
     if enc is None and tokenizer == CharEncoding.name:
         if not inputs:
-            raise DataError("a character vocabulary is made from local files: give them with --input")
+            raise DataError("a character vocabulary is made from local files: give them with --input=<files>")
         enc = CharEncoding.of_texts(read_text(f) for f in list_files(inputs + test_inputs))
     enc = enc or gpt2_encoding(tokenizer)
     os.makedirs(out_dir, exist_ok=True)
@@ -462,7 +462,7 @@ def prepare(name, inputs=(), test_inputs=(), task=None, tokenizer=None, out_dir=
     source = json.loads(json.dumps(source))                  # as it reads back from meta.json
     if meta and (meta.get('task'), meta.get('source')) != (task, source):
         raise DataError(f"{out_dir} holds {meta.get('task')} data prepared from {meta.get('source')}; "
-                        f"pass --force to replace it, or choose another --out_dir")
+                        f"pass --force to replace it, or choose --out_dir=<another folder>")
     # what the data is made from: a finished split is kept only when this is what made it
     recipe = dict(tokenizer=enc.name, vocab_size=enc.n_vocab, eot=enc.eot_token, test_fraction=test_fraction,
                   inputs_sha256=files_sha256(list_files(inputs) + list_files(test_inputs)) if inputs else None,

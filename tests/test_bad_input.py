@@ -141,7 +141,7 @@ def test_train_refuses_what_memory_cannot_hold(tmp_path, monkeypatch, capsys):
     import run_guard
     monkeypatch.setattr(run_guard, 'available_memory', lambda device, device_type: 2 ** 10)
     result = run_script('train.py', TINY + ['--max_iters=1', f'--out_dir={tmp_path / "o"}'], monkeypatch, capsys)
-    assert_one_line_error(result, 'GiB is available on cpu: lower --micro_batch_size (now 8')
+    assert_one_line_error(result, 'GiB is available on cpu: lower --micro_batch_size=<n> (now 8')
     assert run_script('train.py', TINY + ['--max_iters=1', '--memory_check=False', f'--out_dir={tmp_path / "o"}'],
                       monkeypatch, capsys)[0] == 0
 
@@ -221,7 +221,7 @@ def test_new_run_refuses_an_out_dir_that_holds_one(trained, tmp_path, monkeypatc
     assert_one_line_error(run_script('train.py', TINY + ['--max_iters=2', f'--out_dir={run}'], monkeypatch, capsys),
                           'holds a run (log.jsonl, train_log.jsonl)')
     assert_one_line_error(run_script('train.py', TINY + ['--max_iters=2', f'--out_dir={run}', '--init_from=resume'],
-                                     monkeypatch, capsys), 'start a new run with another --out_dir, which keeps them')
+                                     monkeypatch, capsys), 'start a new run with --out_dir=<another folder>, which keeps them')
     code, _, err = run_script('train.py', TINY + ['--max_iters=2', f'--out_dir={run}', '--overwrite=True'], monkeypatch,
                               capsys)
     assert code == 0, err

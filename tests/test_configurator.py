@@ -62,7 +62,7 @@ def test_tuples_take_lists_and_single_values_and_check_elements(tmp_path):
     (['--compile=1'], 'compile expects bool'),
     (['--learning_rate=fast'], 'learning_rate expects float'),
     (['--max_iters=3=4'], 'max_iters expects int'),
-    (['--max_iters'], 'expected --key=value'),
+    (['--max_iters'], 'max_iters needs a value: --max_iters=<int>'),
     (['-x'], 'expected --key=value'),
     (['missing/config.py'], 'config file not found: missing/config.py'),
     ([os.path.dirname(os.path.abspath(__file__))], 'is a folder; name a config file in it'),
@@ -233,3 +233,55 @@ def test_help_into_a_pipe_that_closes_early_is_quiet():
     r = subprocess.run(f'{sys.executable} train.py --help | head -1', shell=True, cwd=root, capture_output=True,
                        text=True)
     assert r.stdout.startswith('usage: python train.py') and 'Traceback' not in r.stderr, r.stderr
+
+
+def test_a_boolean_stands_alone_as_a_flag():
+    """--key sets a boolean to True and --no-key to False, in every script's parser (train.py's, the subcommands',
+    a foreign config's); another key still needs its value."""
+    keys = dict(compile=True, force=False, max_iters=5)
+    assert configure(dict(keys), ['--force', '--no-compile']) == dict(compile=False, force=True, max_iters=5)
+    assert configure(dict(keys), ['--no-compile', '--compile=True']) == dict(keys)     # later ones win
+    with pytest.raises(ConfigError, match="--max_iters needs a value"):
+        configure(dict(keys), ['--max_iters'], exit_on_error=False)
+    with pytest.raises(ConfigError, match="expected --key=value"):
+        configure(dict(keys), ['--no-max_iters'], exit_on_error=False)
+    assert run_command(dict(go=lambda force=False, n=1: (force, n)), ['go', '--force']) == (True, 1)
+
+
+def test_every_flag_a_hint_names_is_one_the_parser_takes():
+    """A hint that tells the user what to type ('pass --force', 'lower --learning_rate=<lr>', 'set --grad_clip=1.0',
+    'with --input=<files>') names the flag in a form the parsers take: a boolean bare or as --no-key, any other
+    key with its =value (a message once said 'pass --force' of a parser that refused --force)."""
+    import ast
+    import dataclasses
+    import glob
+    import io
+    import re as re_
+    import tokenize
+    from model import GPTConfig
+    root = os.path.join(os.path.dirname(__file__), '..')
+    sources = glob.glob(os.path.join(root, '*.py')) + glob.glob(os.path.join(root, 'experiments', '**', '*.py'),
+                                                                recursive=True)
+    booleans = {f.name for f in dataclasses.fields(GPTConfig) if isinstance(f.default, bool)}
+    for path in sources:                     # every script's boolean keys: module-level and parameter defaults
+        for node in ast.walk(ast.parse(open(path).read())):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
+                if isinstance(node.value.value, bool):
+                    booleans |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+            elif isinstance(node, ast.arguments):
+                args = node.args[len(node.args) - len(node.defaults):] + node.kwonlyargs
+                defaults = node.defaults + node.kw_defaults
+                booleans |= {a.arg for a, d in zip(args, defaults)
+                             if isinstance(d, ast.Constant) and isinstance(d.value, bool)}
+    hint = re_.compile(r'\b(?:pass|with|lower|raise|set|choose|give|use|try)\s+--(no-)?([a-z][a-z0-9_]*)(=?)')
+    found, bad = 0, []
+    for path in sources:
+        text = open(path).read()
+        strings = ' '.join(t.string for t in tokenize.generate_tokens(io.StringIO(text).readline)
+                           if t.type == tokenize.STRING or t.type == getattr(tokenize, 'FSTRING_MIDDLE', -1))
+        strings = re_.sub(r'"\s*f?"|\'\s*f?\'', '', strings)         # implicit concatenation across lines
+        for no, key, eq in hint.findall(strings):
+            found += 1
+            if not eq and key not in booleans:
+                bad.append((os.path.basename(path), f'--{no}{key}'))
+    assert found >= 10 and not bad, (found, bad)

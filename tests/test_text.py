@@ -364,7 +364,7 @@ def test_errors_are_one_line(tmp_path, capsys):
     r = subprocess.run([sys.executable, 'tasks.py', 'prepare', 'nope'], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.strip().splitlines() == [
         "error: unknown dataset 'nope': choose wikitext103, wikitext2, fineweb_edu, yelp, imdb, shakespeare_char, or "
-        "give local files with --input"]
+        "give local files with --input=<files>"]
     cases = [(['prepare', 'x', f'--input={tmp_path / "missing.txt"}'], 'input not found'),
              (['prepare', 'x', '--task=sentiment', f'--input={tmp_path / "bad.txt"}', '--test_fraction=0.5',
                f'--tokenizer={tmp_path / "bad.txt"}'], 'not a .tiktoken file')]

@@ -20,8 +20,8 @@ Per-group test accuracy of a trained checkpoint, for the paper-1 runs whose sing
 The test set is rebuilt from the checkpoint's own config (runconfig.make_task), so it is the set its log.jsonl
 reports on; a ckpt.pt of the trained weights only (checkpoint_frozen=False, the paper-size universal runs) has
 its frozen weights rebuilt from that config (checkpoint.model_from_checkpoint; paper 2's construction by
-universal.write_construction). Prints a table and, with --save, writes it as JSON (tables.py reads it). A missing
-or foreign checkpoint is one `error:` line (exit 2).
+universal.write_construction). Prints a table and, with --save=FILE.json, writes it as JSON (tables.py reads it). A
+missing or foreign checkpoint is one `error:` line (exit 2).
 """
 
 import json

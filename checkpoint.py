@@ -321,8 +321,9 @@ def check_new_run(out_dir, overwrite):
     (RUN_FILES) and overwrite is False."""
     held = [n for n in RUN_FILES if os.path.lexists(os.path.join(out_dir, n))] if os.path.isdir(out_dir) else []
     if held and not overwrite:
-        raise ValueError(f"{out_dir} holds a run ({', '.join(held)}): continue it with --init_from=resume, or "
-                         f"replace it with --overwrite=True")
+        raise ValueError(f"{out_dir} holds a run ({', '.join(held)}): start this one in --out_dir=<another folder>, "
+                         f"or continue that one with --init_from=resume; --overwrite=True would delete it "
+                         f"({', '.join(held)})")
 
 
 def same_model(checkpoint, model_args, out_dir):

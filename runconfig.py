@@ -54,6 +54,28 @@ def model_args(config, task):
     return args
 
 
+def identity_keys(config):
+    """The keys that change what a run trains: the task and its `<task>_*` settings, the model's GPTConfig fields,
+    the seeds and paper 2's construction."""
+    task = config.get('task', '')
+    return {'task', 'seed', 'task_seed', 'construction', *(f.name for f in fields(GPTConfig)),
+            *(k for k in config if task and k.startswith(task + '_'))}
+
+
+def run_out_dir(config, given):
+    """The folder a run writes: out_dir as given, unless a config file (or train.py's default) set it and flags
+    change what is trained (identity_keys): then that folder with the flags appended, in the order given, e.g.
+    out/cpu/dyck1_standard-variant_frozen_qk-seed_2, so that a command-line change never writes into the config's
+    own run. given: {key: 'flag' or its config file}, from configurator.configure."""
+    if given.get('out_dir') == 'flag':
+        return config['out_dir']
+    keys = identity_keys(config)
+    changed = [k for k, source in given.items() if source == 'flag' and k in keys]
+    shown = lambda v: ','.join(map(str, v)) if isinstance(v, tuple) else str(v)
+    suffix = ''.join(f"-{k}_{shown(config[k]).replace(os.sep, '_')}" for k in changed)
+    return config['out_dir'].rstrip(os.sep) + suffix
+
+
 def check_train_flags(c):
     """Raise ValueError naming the first of train.py's settings c (a dict) that is out of range. Returns notes
     (strings) on settings that are valid but may surprise: a run whose max_iters ends inside the warm-up."""

@@ -41,7 +41,7 @@ from head_loss import HeadLoss
 from model import GPT, GPTConfig
 from prefetch import batches, default_prefetch
 from run_guard import StopSignals, check_finite, check_memory, collective_faults, lock_dir
-from runconfig import check_train_flags, make_task, model_args as make_model_args
+from runconfig import check_train_flags, make_task, model_args as make_model_args, run_out_dir
 from tasks import crop_unscored
 
 # ----------------------------------------------------------------------------- I/O
@@ -122,6 +122,7 @@ prefetch: int | None = None     # batches a worker draws ahead (the same ones; p
 # -----------------------------------------------------------------------------
 cli_given = {}                  # {key: 'flag' or its config file} for every key the command line sets
 config = configure(globals(), given=cli_given)
+config['out_dir'] = out_dir = run_out_dir(config, cli_given)   # flags that change the run: a folder of its own
 try:
     notes = check_train_flags(config)      # settings that may surprise, printed below
 except ValueError as e:
@@ -341,7 +342,8 @@ if master:
     for note in notes:
         print(f'note: {note}', file=sys.stderr)
     checkpoint.start_logs(out_dir, iter_num if init_from == 'resume' else None, evaluates(iter_num))
-    print(f"task {task} | variant {model_args['variant']} | {n_trainable:,} trainable of {n_total:,} parameters | "
+    print(f"{out_dir} | task {task} | variant {model_args['variant']} | {n_trainable:,} trainable of {n_total:,} "
+          f"parameters | "
           f"{world_size} process(es) on {device}, {dtype}{dtype_note} | global batch {batch_size} = "
           f"{micro_batch_size} x {grad_accum} accum x {world_size} ranks | {batch_size * T:,} tokens/iter" +
           (f" | resumed at iteration {iter_num}" if init_from == 'resume' else '') +

@@ -201,13 +201,25 @@ def cpu_model():
         return platform.processor() or 'unknown CPU'
 
 
-def cpu_peak_flops(dtype, n=2048):
+PEAK_MAX_AGE_S = 30 * 24 * 3600   # a cached CPU peak older than this is measured again
+PEAK_MAX_LOAD = 0.75              # ... and one measured while the load average per core was above this
+
+
+def load_per_core():
+    """The 1-minute load average over the CPU count (0.0 where the OS gives none)."""
+    return os.getloadavg()[0] / (os.cpu_count() or 1) if hasattr(os, 'getloadavg') else 0.0
+
+
+def cpu_peak_flops(dtype, n=2048, floor=0.0):
     """(FLOP/s, source): the CPU peak that train.py's MFU is measured against, cpu_matmul_flops of an (m, m)
     matmul in dtype (a torch dtype name) with torch's current threads, m = cpu_matmul_size(dtype, n) (n where
     the dtype is fast), measured the first time on a machine and read back after from a cache ($XDG_CACHE_HOME
     or ~/.cache, learned-transformer/cpu_peak.json, keyed by CPU model, torch version, dtype, threads and n), so
     that two runs' MFU compare their speed and not the load of the moment they started (n = 2048: 2 s or less
-    on one core). Where the cache cannot be written the measurement is used uncached, and the source says so."""
+    on one core). A cached peak is measured again when it is below floor (FLOP/s a step achieved: it cannot be
+    the peak), older than PEAK_MAX_AGE_S, or was measured while the load average per core exceeded
+    PEAK_MAX_LOAD (other jobs held the cores); each entry keeps its time and load. Where the cache cannot be
+    written the measurement is used uncached, and the source says so."""
     threads = torch.get_num_threads()
     path = os.path.join(os.environ.get('XDG_CACHE_HOME') or os.path.expanduser('~/.cache'), 'learned-transformer',
                         'cpu_peak.json')
@@ -220,13 +232,20 @@ def cpu_peak_flops(dtype, n=2048):
     except (OSError, ValueError):
         cache = {}
     entry = cache.get(key)
-    if (isinstance(entry, dict) and isinstance(entry.get('flops'), (int, float)) and entry['flops'] > 0
-            and isinstance(entry.get('n'), int)):
-        return float(entry['flops']), f"{entry['n']}^3 {dtype} matmul on {threads} thread(s), cached in {path}"
+    number = lambda x: isinstance(x, (int, float)) and not isinstance(x, bool)
+    if (isinstance(entry, dict) and number(entry.get('flops')) and entry['flops'] > max(floor, 0)
+            and isinstance(entry.get('n'), int) and number(entry.get('time'))
+            and time.time() - entry['time'] < PEAK_MAX_AGE_S and number(entry.get('load'))
+            and entry['load'] <= PEAK_MAX_LOAD):
+        return float(entry['flops']), (f"{entry['n']}^3 {dtype} matmul on {threads} thread(s), cached in {path} "
+                                       f"{time.strftime('%Y-%m-%d', time.localtime(entry['time']))}")
+    load = load_per_core()
+    _cpu_matmul_flops.cache_clear()                  # measured anew, not this process's earlier number
     m = cpu_matmul_size(getattr(torch, dtype), n)
     flops = cpu_matmul_flops(getattr(torch, dtype), m)
-    cache[key] = {'flops': flops, 'n': m}
-    what = f'{m}^3 {dtype} matmul on {threads} thread(s)'
+    cache[key] = {'flops': flops, 'n': m, 'time': time.time(), 'load': round(load, 2)}
+    what = f'{m}^3 {dtype} matmul on {threads} thread(s)' + (f', load {load:.2f} per core' if load > PEAK_MAX_LOAD
+                                                               else '')
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path + f'.{os.getpid()}.tmp', 'w') as f:

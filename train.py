@@ -35,8 +35,8 @@ from tqdm import tqdm
 import checkpoint
 import universal
 from configurator import configure, declare, fail
-from hardware import (allow_tf32, flops_per_token, init_process_group, keep_freed_memory, partitioner_settings,
-                      peak_flops, resolve_device, resolve_dtype)
+from hardware import (allow_tf32, cpu_peak_flops, flops_per_token, init_process_group, keep_freed_memory,
+                      partitioner_settings, peak_flops, resolve_device, resolve_dtype)
 from head_loss import HeadLoss
 from model import GPT, GPTConfig
 from prefetch import batches, default_prefetch
@@ -417,10 +417,11 @@ with StopSignals() as signals, collective_faults(ckpt_path, ddp_timeout):
                 log('train_log.jsonl', dict(iter=iter_num, loss=train_loss, lr=lr, ms=ms, tok_s=tok_s, mfu=mfu))
                 tqdm.write(f"iter {iter_num}: loss {train_loss:.4f}, lr {lr:.2e}, {ms:.1f} ms/iter, {tok_s:,.0f} "
                            f"tok/s" + (f", MFU {100 * mfu:.3g}%" if mfu is not None else ''))
-                if mfu is not None and mfu > 1 and 'cached in' in peak_source and not peak_doubted:
+                if mfu is not None and mfu > 1 and device_type == 'cpu' and not peak_doubted:
                     peak_doubted = True          # a peak measured while other jobs held the cores is too low
-                    tqdm.write(f"note: MFU above 100%: the CPU peak ({peak_source}) is below what this run "
-                               f"achieves; delete that file to measure it again on an idle machine")
+                    peak, peak_source = cpu_peak_flops(dtype, floor=step_flops * tok_s / world_size)
+                    tqdm.write(f"note: MFU above 100%: the CPU peak was below what this run achieves; measured "
+                               f"again: {peak / 1e12:.3g} TFLOP/s ({peak_source})")
             check_finite(train_loss, 'training loss', iter_num, ckpt_path, tolerated=scaler.is_enabled())
             loss_accum.zero_()
             t_log, iters_since_log = time.perf_counter(), 0

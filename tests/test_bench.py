@@ -334,6 +334,7 @@ def test_cpu_peak_is_measured_once_per_machine_and_dtype(monkeypatch, tmp_path):
     import hardware
     measured = []
     monkeypatch.setenv('XDG_CACHE_HOME', str(tmp_path))
+    monkeypatch.setattr(hardware, 'load_per_core', lambda: 0.1)
     fake_matmul_rates(monkeypatch, {torch.float32: 1e11, torch.bfloat16: 1e9}, measured)
     first, second = hardware.cpu_peak_flops('float32'), hardware.cpu_peak_flops('float32')
     assert first[0] == second[0] == 1e11 and measured == [(torch.float32, 2048)]
@@ -352,6 +353,34 @@ def test_cpu_peak_is_measured_once_per_machine_and_dtype(monkeypatch, tmp_path):
     (tmp_path / 'file').write_text('')                                          # the cache's folder cannot exist
     flops, source = hardware.cpu_peak_flops('float32')
     assert flops == 1e11 and 'not cached' in source and len(measured) == 5
+
+
+def test_a_cached_cpu_peak_that_cannot_be_the_peak_is_measured_again(monkeypatch, tmp_path):
+    """A planted low peak is replaced once a step achieves more (train.py passes the achieved rate as floor), and
+    so is one measured under load or long ago; each entry keeps its time and load, and an entry measured under
+    load says so in its source."""
+    import time as time_
+    import hardware
+    measured = []
+    monkeypatch.setenv('XDG_CACHE_HOME', str(tmp_path))
+    monkeypatch.setattr(hardware, 'load_per_core', lambda: 0.1)
+    fake_matmul_rates(monkeypatch, {torch.float32: 1e11}, measured)
+    hardware.cpu_peak_flops('float32')
+    path = tmp_path / 'learned-transformer' / 'cpu_peak.json'
+    key, entry = next(iter(json.loads(path.read_text()).items()))
+    assert entry['load'] == 0.1 and abs(entry['time'] - time_.time()) < 60
+    plant = lambda **kw: path.write_text(json.dumps({key: dict(entry, **kw)}))
+    plant(flops=2e10)                                               # a peak measured while the cores were busy
+    assert hardware.cpu_peak_flops('float32')[0] == 2e10 and len(measured) == 1      # believed, until...
+    assert hardware.cpu_peak_flops('float32', floor=3e10)[0] == 1e11 and len(measured) == 2   # a step beats it
+    plant(flops=2e10, load=1.5)
+    assert hardware.cpu_peak_flops('float32')[0] == 1e11 and len(measured) == 3
+    plant(flops=2e10, time=time_.time() - 2 * hardware.PEAK_MAX_AGE_S)
+    assert hardware.cpu_peak_flops('float32')[0] == 1e11 and len(measured) == 4
+    monkeypatch.setattr(hardware, 'load_per_core', lambda: 1.5)
+    plant(flops=2e10, load=1.5)
+    flops, source = hardware.cpu_peak_flops('float32')
+    assert flops == 1e11 and 'load 1.50 per core' in source and len(measured) == 5
 
 
 FAULTS = """

@@ -1,5 +1,6 @@
 import os
 import signal
+import subprocess
 import sys
 import tempfile
 
@@ -43,3 +44,30 @@ def keep_signal_handlers():
     yield
     for sig, handler in handlers.items():
         signal.signal(sig, handler)
+
+
+def kill_groups(processes):
+    """SIGKILL the process group of every process in processes that a test started and left running (a child killed by
+    subprocess.run's timeout leaves its own children: torchrun's ranks, a driver's train.py)."""
+    for p in processes:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        p.poll()
+
+
+@pytest.fixture(autouse=True)
+def reap_processes(monkeypatch):
+    """Every process a test starts gets a process group of its own (start_new_session), and the whole group is killed
+    when the test ends, passed, failed or timed out: no train.py trains on after pytest has moved on."""
+    started, init = [], subprocess.Popen.__init__
+
+    def popen(self, *args, **kwargs):
+        kwargs.setdefault('start_new_session', True)
+        init(self, *args, **kwargs)
+        started.append(self)
+
+    monkeypatch.setattr(subprocess.Popen, '__init__', popen)
+    yield started
+    kill_groups(started)

@@ -50,3 +50,28 @@ def test_a_scripts_help_does_not_wait_for_torchs_compiler():
     r = subprocess.run([sys.executable, '-c', code], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.strip() == '[]'
+
+
+def test_a_test_that_times_out_leaves_no_process_behind(reap_processes, tmp_path):
+    """conftest's reap_processes: a child killed by subprocess.run's timeout leaves its own child (a driver's
+    train.py, torchrun's ranks); the fixture's kill_groups ends the whole group."""
+    import time
+    from conftest import kill_groups
+    pid_file = tmp_path / 'pid'
+    with pytest.raises(subprocess.TimeoutExpired):
+        subprocess.run(['sh', '-c', 'sleep 300 & echo $! > "$0"; wait', str(pid_file)], timeout=1)
+    grandchild = int(pid_file.read_text())
+
+    def alive():
+        try:
+            with open(f'/proc/{grandchild}/stat') as f:
+                return f.read().split(')')[-1].split()[0] != 'Z'        # a zombie has ended
+        except FileNotFoundError:
+            return False
+
+    assert alive()                                               # the timeout killed its parent, not it
+    kill_groups(reap_processes)
+    deadline = time.monotonic() + 5
+    while alive() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(), f"pid {grandchild} survived its group's SIGKILL"

@@ -50,6 +50,12 @@ CHAR_DATASETS = {  # name -> (URL of its one text file, the fraction at its end 
 }
 
 
+KNOWN_INPUTS = {  # name -> (bytes, sha256) of the text a named dataset's one local input file should be
+    'shakespeare_char': (1_115_394, '86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed'),
+}
+MIN_INPUT_BYTES = 100       # inputs holding less are refused: nothing a model could learn from
+
+
 class DataError(ValueError):
     """A data preparation or loading problem, reported as one line (no network, unknown dataset, bad file)."""
 
@@ -301,6 +307,27 @@ def list_files(inputs):
     return files
 
 
+def check_inputs(name, files, force=False):
+    """Refuse inputs that cannot be the data meant: fewer than MIN_INPUT_BYTES in all, or, for a dataset of
+    KNOWN_INPUTS, a size more than 10% off its text's (unless force); a known dataset's input of about the right
+    size but other bytes gets a one-line note. Raises DataError."""
+    total = sum(os.path.getsize(f) for f in files)
+    if total < MIN_INPUT_BYTES:
+        raise DataError(f"the inputs ({', '.join(files)}) hold {total} bytes: nothing to prepare")
+    if name not in KNOWN_INPUTS:
+        return
+    size, sha256 = KNOWN_INPUTS[name]
+    if abs(total - size) > 0.1 * size and not force:
+        raise DataError(f"{', '.join(files)}: {total:,} bytes, where {name}'s text is {size:,}: not that dataset? "
+                        f"pass --force to prepare it anyway")
+    if len(files) == 1:
+        import hashlib
+        with open(files[0], 'rb') as f:
+            if hashlib.sha256(f.read()).hexdigest() != sha256:
+                print(f"note: {files[0]} is not the known {name} text (its sha256 differs); preparing it as given",
+                      file=sys.stderr)
+
+
 def split_of(path):
     """'test' if the file's name says test, else 'train' (a dev or valid file is training text here)."""
     return 'test' if 'test' in os.path.basename(path).lower() else 'train'
@@ -434,7 +461,8 @@ def prepare(name, inputs=(), test_inputs=(), task=None, tokenizer=None, out_dir=
     if not inputs and name not in HF_DATASETS:
         raise DataError(f"unknown dataset {name!r}: choose {', '.join([*HF_DATASETS, *CHAR_DATASETS])}, or give "
                         f"local files with --input=<files>")
-    list_files(inputs + test_inputs)                           # a missing path fails before the tokenizer loads
+    if inputs:                                                 # a missing path fails before the tokenizer loads
+        check_inputs(name, list_files(inputs + test_inputs), force)
     task = task or (HF_DATASETS[name][0] if name in HF_DATASETS else 'lm')
     if task not in ('lm', 'sentiment'):
         raise DataError(f"task must be 'lm' or 'sentiment', got {task!r}")

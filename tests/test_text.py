@@ -244,8 +244,8 @@ def test_shakespeare_char_prepare_train_sample(tmp_path, monkeypatch, capsys):
     text = generated_text(3, n_lines=1500).replace(' = ', '\nROMEO:\n')
     (tmp_path / 'input.txt').write_text(text, encoding='utf-8')
     data, out = str(tmp_path / 'data'), str(tmp_path / 'out')
-    run_command(dict(prepare=text_data.prepare_command),
-                ['prepare', 'shakespeare_char', f'--input={tmp_path / "input.txt"}', f'--out_dir={data}'])
+    run_command(dict(prepare=text_data.prepare_command),        # a stand-in, far smaller than the real text
+                ['prepare', 'shakespeare_char', f'--input={tmp_path / "input.txt"}', f'--out_dir={data}', '--force'])
     meta = json.load(open(os.path.join(data, 'meta.json')))
     assert meta['tokenizer'] == 'char' and meta['chars'] == ''.join(sorted(set(text)))
     assert meta['vocab_size'] == len(set(text)) + 1 and meta['eot'] == len(set(text))
@@ -361,12 +361,13 @@ def test_sentiment_as_the_authors_classifier(enc, tmp_path):
 def test_errors_are_one_line(tmp_path, capsys):
     (tmp_path / 'bad.txt').write_text('positive this has no integer label\n')
     (tmp_path / 'bad.csv').write_text('stars,review\n5,nice\n')
+    (tmp_path / 'some.txt').write_text('1 a review that is good enough\n0 one that is not\n' * 4)
     r = subprocess.run([sys.executable, 'tasks.py', 'prepare', 'nope'], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.strip().splitlines() == [
         "error: unknown dataset 'nope': choose wikitext103, wikitext2, fineweb_edu, yelp, imdb, shakespeare_char, or "
         "give local files with --input=<files>"]
     cases = [(['prepare', 'x', f'--input={tmp_path / "missing.txt"}'], 'input not found'),
-             (['prepare', 'x', '--task=sentiment', f'--input={tmp_path / "bad.txt"}', '--test_fraction=0.5',
+             (['prepare', 'x', '--task=sentiment', f'--input={tmp_path / "some.txt"}', '--test_fraction=0.5',
                f'--tokenizer={tmp_path / "bad.txt"}'], 'not a .tiktoken file')]
     for args, message in cases:
         with pytest.raises(SystemExit) as e:
@@ -400,3 +401,29 @@ def test_relative_data_dir_is_found_from_anywhere(tmp_path, monkeypatch):
     assert text_data.data_path('data/y') == 'data/y'                       # nowhere: as given, for the error
     os.makedirs(tmp_path / 'elsewhere' / 'data' / 'x')
     assert text_data.data_path('data/x') == 'data/x'                       # the working directory's first
+
+
+def test_prepare_checks_what_it_was_given(tmp_path, capsys):
+    """A named dataset's input far from its known size is refused unless --force (a 585-byte README given as Tiny
+    Shakespeare); one of about the right size but other bytes is noted; a near-empty input is refused always."""
+    readme = tmp_path / 'README.md'
+    readme.write_text('Tiny Shakespeare, 40,000 lines of Shakespeare. ' * 12)
+    go = lambda *a: run_command(dict(prepare=text_data.prepare_command),
+                                ['prepare', 'shakespeare_char', f'--out_dir={tmp_path / "d"}', *a])
+    with pytest.raises(SystemExit) as e:
+        go(f'--input={readme}')
+    err = capsys.readouterr().err.strip().splitlines()
+    assert e.value.code == 2 and len(err) == 1 and "where shakespeare_char's text is 1,115,394" in err[0]
+    assert 'pass --force' in err[0]
+    go(f'--input={readme}', '--force')                          # the user's say-so
+    near = tmp_path / 'near.txt'
+    near.write_text('x' * (1_115_394 - 1000))
+    go(f'--input={near}', '--force')
+    assert 'is not the known shakespeare_char text' in capsys.readouterr().err
+    empty = tmp_path / 'empty.txt'
+    empty.write_text('hi\n')
+    for name in ('shakespeare_char', 'mine'):
+        with pytest.raises(SystemExit):
+            run_command(dict(prepare=text_data.prepare_command),
+                        ['prepare', name, f'--input={empty}', f'--out_dir={tmp_path / name}', '--force'])
+        assert 'nothing to prepare' in capsys.readouterr().err

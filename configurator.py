@@ -163,21 +163,31 @@ def comments_in(source, first_line=1):
 def declare(config, dataclass, **defaults):
     """Add every field of a dataclass (e.g. model.GPTConfig) to config as a key, with its annotation and the
     comment on its line in the dataclass's source, so that a script takes the model's flags without listing
-    them; defaults overrides some fields' defaults."""
+    them; defaults overrides some fields' defaults. --help lists the keys under the section of this call."""
     annotations = config.setdefault('__annotations__', {})
-    comments = config.setdefault('__comments__', {})
-    comments.update(comments_in(inspect.getsource(dataclass)))
-    for f in fields(dataclass):
-        config[f.name] = defaults.pop(f.name, None if f.default is MISSING else f.default)
-        annotations[f.name] = f.type
+    comments_in_source = comments_in(inspect.getsource(dataclass))
+    values = {f.name: defaults.pop(f.name, None if f.default is MISSING else f.default) for f in fields(dataclass)}
     if defaults:
         raise TypeError(f"{dataclass.__name__} has no field {next(iter(defaults))!r}")
+    annotations.update({f.name: f.type for f in fields(dataclass)})
+    declare_keys(config, values, comments_in_source, _line=sys._getframe(1).f_lineno)
 
 
-def sections_in(source, keys):
+def declare_keys(config, defaults, comments, _line=None):
+    """Add keys with their defaults and --help comments to config (a script's globals()), for settings whose
+    owner writes them once (tasks.settings: every task's <task>_<setting>); --help lists them under the section
+    of the call."""
+    config.setdefault('__comments__', {}).update(comments)
+    line = _line or sys._getframe(1).f_lineno
+    config.setdefault('__declared_at__', {}).update(dict.fromkeys(defaults, line))
+    config.update(defaults)
+
+
+def sections_in(source, keys, declared_at=None):
     """{key: its section's title} for the keys of a script whose settings are grouped under header comments
     (`# ---------- title`): each key in the section of its default's assignment (before the `configure(...)`
-    call), the keys a `declare(...)` call sets in the section of that call. {} when source has no such header."""
+    call), the keys a `declare(...)` or `declare_keys(...)` call sets in the section of that call (declared_at:
+    {key: the call's line}, kept by those calls). {} when source has no such header."""
     headers = [(i, line.strip('# -\n')) for i, line in enumerate(source.splitlines(), 1) if line.startswith('# ----')]
     if not headers:
         return {}
@@ -196,7 +206,7 @@ def sections_in(source, keys):
     declared = next((node.lineno for node in tree.body if isinstance(node, ast.Expr) and calls(node, 'declare')), None)
     titles = {}
     for k in keys:
-        line = lines.get(k, declared)
+        line = lines.get(k, (declared_at or {}).get(k, declared))
         above = [title for i, title in headers if line is not None and i < line]
         titles[k] = above[-1] if above else ''
     return titles
@@ -337,7 +347,8 @@ def configure(config, argv=None, *, annotations=None, comments=None, doc=None, u
         try:
             print(help_text(keys, annotations, comments, config.get('__doc__') if doc is None else doc,
                             usage or f"usage: python {script} [config.py ...] [--key=value ...]",
-                            sections_in(source, keys) if source else None), flush=True)
+                            sections_in(source, keys, config.get('__declared_at__')) if source else None),
+                  flush=True)
         except BrokenPipeError:         # `--help | head`: the reader left; no traceback at exit either
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(0)

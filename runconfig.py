@@ -3,6 +3,7 @@ A train.py config, resolved: the task it names (tasks.py) and its model's GPTCon
 train.py, bench.py, sample.py and sde.py build them.
 """
 
+import importlib
 import os
 from dataclasses import fields
 
@@ -52,6 +53,13 @@ def model_args(config, task):
         raise ValueError(f"--causal=False: {task.name}'s inputs hold each answer after the position that predicts "
                          f"it, so a non-causal model would read it")
     return args
+
+
+def write_construction(model, name):
+    """Paper 2's fixed attention weights of construction `name` written into a universal model
+    (universal.write_construction), its script imported only here, when a run names a construction or resumes one:
+    the loop and the modules import no paper's script. Raises ValueError as that function does."""
+    return importlib.import_module('universal').write_construction(model, name)
 
 
 def identity_keys(config):

@@ -14,6 +14,7 @@ fixed set of the paper's size (`fixed_train=True`). Tasks whose examples form a 
     metrics = task.score(pred, y)          # {'acc': (correct, total), ...}, summable across batches and ranks
 """
 
+import inspect
 import os
 from dataclasses import dataclass
 from typing import Callable
@@ -160,7 +161,8 @@ def digits(v, k):
     return (v[:, None] // 10 ** np.arange(k)) % 10
 
 
-def decimal_addition(seed=0, fixed_train=False, n_train=50_000, n_test=4_000, n_digits=10):
+def decimal_addition(seed=0, fixed_train=False, n_train=50_000, n_test=4_000,
+                     n_digits=10):             # digits of each summand
     """Two n_digits-digit numbers (leading digit != 0) and their (n_digits+1)-digit sum, every digit its own
     token; the sum's digits are scored. Vocabulary 13: digits, '+', '=', <eos>. Metrics: per-digit accuracy
     and exact match of the whole sum."""
@@ -185,7 +187,9 @@ def decimal_addition(seed=0, fixed_train=False, n_train=50_000, n_test=4_000, n_
 # -----------------------------------------------------------------------------
 # retrieval, needle in a haystack (paper 1, §3.1, Fig. 2): k1 v1 ... km vm kq -> value of kq
 
-def retrieval(seed=0, fixed_train=False, n_train=40_000, n_test=4_000, vocab_size=256, m_max=30):
+def retrieval(seed=0, fixed_train=False, n_train=40_000, n_test=4_000,
+              vocab_size=256,                # keys from the upper half, values from the lower
+              m_max=30):                     # the most key-value pairs in a sequence
     """m ~ U{1..m_max} key-value pairs, keys distinct from {V/2..V-1}, values from {1..V/2-1}, then a query
     key; the target at the query position is its value. Sequences are right-padded with 0 to length
     2 m_max + 1. Metric: accuracy at the query."""
@@ -290,7 +294,11 @@ def khop_targets(s, k):
     return np.where(src >= 0, s[rows[:, None], np.maximum(src, 0)], -1)
 
 
-def khop(seed=0, fixed_train=False, n_train=100_000, n_test=100, k=-1, max_k=16, length=98, score_dne=False):
+def khop(seed=0, fixed_train=False, n_train=100_000, n_test=100,
+         k=-1,                 # -1: k ~ U{0..max_k} per example (paper 1); 1..4 fixed (paper 2)
+         max_k=16,             # the most hops when k = -1
+         length=98,            # input characters per sequence (paper 1: 98)
+         score_dne=False):     # score the "does not exist" targets too (paper 2's 20% chance level)
     """A string of `length` characters a-d, each different from the previous; input [k] + string (hop
     tokens 0..16), target [blank] + hop_k(string) aligned position by position, "does not exist" = 21.
     k = -1 draws k ~ U{0..max_k} per example (paper 1); k >= 0 fixes it (paper 2). Metric: accuracy over
@@ -430,8 +438,11 @@ def dyck1_counting_baseline(x, y, labels):
     return float((guess == y[rows, cols]).mean()) if len(rows) else float('nan')
 
 
-def dyck1(seed=0, fixed_train=False, n_train=100_000, n_test=4_000, min_len=40, max_len=40, format='query',
-          batched=False):
+def dyck1(seed=0, fixed_train=False, n_train=100_000, n_test=4_000,
+          min_len=40,           # the shortest string ('last' format)
+          max_len=40,           # the longest string (characters)
+          format='query',       # 'query': the string, then ? and the answer (authors'); 'last': label at the last
+          batched=False):       # query format: draw a batch's strings together (same distribution, faster)
     """Classify a parenthesis string as balanced or not. Metric: accuracy of the answer.
 
     format='query' (default; the authors' stream, Zhong & Andreas's task_dyckstream): a string of at most
@@ -531,8 +542,10 @@ def dyck1_query(seed, fixed_train, n_train, n_test, max_len, batched=False):
 # -----------------------------------------------------------------------------
 # modular addition (paper 1, §3.1): a b = -> (a + b) mod p
 
-def modular_addition(seed=0, fixed_train=True, n_train=40_000, n_test=4_000, p=599, all_pairs=False,
-                     format='equals'):
+def modular_addition(seed=0, fixed_train=True, n_train=40_000, n_test=4_000,
+                     p=599,               # the modulus
+                     all_pairs=False,     # every pair in [0, p)^2 split 95/5 (the authors' code)
+                     format='equals'):    # 'pair': `a b c`, the sum predicted at b's position (authors' layout)
     """Paper: n_train + n_test distinct pairs (a, b) in [1, p]^2, split. all_pairs=True is the authors'
     code: every pair in [0, p)^2 split 95/5 (they use p = 199). Tokens: numbers 0..p, '=' = p + 1.
 
@@ -563,7 +576,8 @@ def modular_addition(seed=0, fixed_train=True, n_train=40_000, n_test=4_000, p=5
 # -----------------------------------------------------------------------------
 # memorization (paper 1, §3.1, Table 4): random key -> value pairs, scored on the training set
 
-def memorization(seed=0, fixed_train=True, n_train=None, n_test=None, n_keys=512):
+def memorization(seed=0, fixed_train=True, n_train=None, n_test=None,
+                 n_keys=512):           # n_keys^2 key pairs, each with a random value
     """n_keys^2 keys (k1, k2) with k1 in [0, n_keys), k2 in [n_keys, 2 n_keys), each with a value uniform in
     [0, n_keys) independent of the key; input [k1, k2], target the value at the k2 position. Metric:
     training accuracy; bits per parameter = log2(n_keys) * n_keys^2 * acc / trainable params. The training
@@ -580,8 +594,10 @@ def memorization(seed=0, fixed_train=True, n_train=None, n_test=None, n_keys=512
 # Text (paper 1, Table 2 language modeling, Table 3 Yelp sentiment) on the uint16 token files that text_data.py
 # prepares: `python tasks.py prepare <dataset>` writes DATA_DIR/<dataset>/ (train.bin, test.bin, meta.json).
 
-def lm(seed=0, fixed_train=False, n_train=None, n_test=0, data_dir=os.path.join(DATA_DIR, 'wikitext103'),
-       block_size=256, compact_vocab=False):
+def lm(seed=0, fixed_train=False, n_train=None, n_test=0,
+       data_dir='data/wikitext103',   # made by: python tasks.py prepare wikitext103 (or prepare <name> --input=files)
+       block_size=256,                # training windows and non-overlapping test windows
+       compact_vocab=False):          # relabel the ids that occur to 0..K-1: a K-way output layer (CPU runs)
     """Next-token prediction on a prepared token file (paper 1, Tables 2 and 9). Training: windows of block_size
     + 1 tokens at uniformly random offsets of train.bin (nanoGPT's get_batch), x the first T, y the last T.
     Test: one deterministic pass over the whole of test.bin in non-overlapping windows of T inputs, so every
@@ -636,8 +652,13 @@ def crop_unscored(x, y, multiple=1):
     return x[:, :keep], y[:, :keep]
 
 
-def sentiment(seed=0, fixed_train=False, n_train=None, n_test=0, data_dir=os.path.join(DATA_DIR, 'yelp'),
-              block_size=256, compact_vocab=False, padding='left', label='token', bos=False):
+def sentiment(seed=0, fixed_train=False, n_train=None, n_test=0,
+              data_dir='data/yelp',   # made by: python tasks.py prepare yelp (or imdb, or <name> --input=files)
+              block_size=256,         # texts truncated / padded to this; the label is the target at the last token
+              compact_vocab=False,    # relabel the ids that occur to 0..K-1
+              padding='left',         # 'left': every text ends at the last position; 'right': starts at position 0
+              label='token',          # 'class': an n-class head (the authors' classifier); 'token': the label's id
+              bos=False):             # <|endoftext|> at position 0, pads a token of their own (the authors' BOS)
     """Text classification (paper 1, Table 3, Yelp polarity): a text's first block_size tokens, padded; the
     target at its last (non-pad) token is the label, every other target -1. label 'class': the label's index
     among the dataset's sorted labels, for an n_class-way head (task.n_class; the authors' classifier, a `score`
@@ -714,6 +735,24 @@ TASKS = {
     'lm': lm,
     'sentiment': sentiment,
 }
+
+
+SHARED = ('seed', 'fixed_train', 'n_train', 'n_test')   # train.py's own keys for these: task_seed, fixed_train, ...
+
+
+def settings():
+    """Every task's own settings as train.py's keys: ({'<task>_<setting>': default}, {key: comment}), read from the
+    task functions' signatures (the parameters after SHARED) and the comments on their lines, so that a task's
+    settings are written once, here (configurator.declare_keys puts them into train.py, --help lists them)."""
+    import configurator
+    defaults, comments = {}, {}
+    for name, fn in TASKS.items():
+        notes = configurator.comments_in(inspect.getsource(fn))
+        for p in inspect.signature(fn).parameters.values():
+            if p.name not in SHARED:
+                defaults[f'{name}_{p.name}'] = p.default
+                comments[f'{name}_{p.name}'] = notes.get(p.name, '')
+    return defaults, comments
 
 
 LOWEST = {   # task: {setting: its lowest value}; a setting is train.py's key <task>_<setting>

@@ -308,9 +308,12 @@ def list_files(inputs):
 
 
 def check_inputs(name, files, force=False):
-    """Refuse inputs that cannot be the data meant: fewer than MIN_INPUT_BYTES in all, or, for a dataset of
-    KNOWN_INPUTS, a size more than 10% off its text's (unless force); a known dataset's input of about the right
-    size but other bytes gets a one-line note. Raises DataError."""
+    """Refuse local inputs that cannot be the named dataset meant (one of HF_DATASETS, CHAR_DATASETS): fewer than
+    MIN_INPUT_BYTES in all, or, for a dataset of KNOWN_INPUTS, a size more than 10% off its text's (unless force);
+    a known dataset's input of about the right size but other bytes gets a one-line note. (Any dataset's empty
+    file is refused where it is read.) Raises DataError."""
+    if name not in HF_DATASETS and name not in CHAR_DATASETS:
+        return
     total = sum(os.path.getsize(f) for f in files)
     if total < MIN_INPUT_BYTES:
         raise DataError(f"the inputs ({', '.join(files)}) hold {total} bytes: nothing to prepare")

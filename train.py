@@ -33,15 +33,16 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 from tqdm import tqdm
 
 import checkpoint
-import universal
-from configurator import configure, declare, fail
+import tasks
+from configurator import configure, declare, declare_keys, fail
 from hardware import (allow_tf32, cpu_peak_flops, flops_per_token, init_process_group, keep_freed_memory,
                       partitioner_settings, peak_flops, resolve_device, resolve_dtype)
 from head_loss import HeadLoss
 from model import GPT, GPTConfig
 from prefetch import batches, default_prefetch
 from run_guard import StopSignals, check_finite, check_memory, collective_faults, lock_dir
-from runconfig import check_train_flags, make_task, model_args as make_model_args, run_out_dir
+from runconfig import (check_train_flags, make_task, model_args as make_model_args, run_out_dir,
+                       write_construction)
 from tasks import crop_unscored
 
 # ----------------------------------------------------------------------------- I/O
@@ -66,30 +67,7 @@ train_order = 'replacement'     # a fixed training set: 'replacement' | 'epochs'
 train_on_test = False           # fresh samples may repeat test examples, as the authors' streams (Dyck-1 configs)
 n_train = 0                     # 0: the paper's size
 n_test = 0                      # 0: the paper's size
-retrieval_vocab_size = 256
-retrieval_m_max = 30
-khop_k = -1                     # -1: k ~ U{0..khop_max_k} per example (paper 1); 1..4 fixed (paper 2)
-khop_max_k = 16
-khop_length = 98               # input characters per sequence (paper 1: 98)
-khop_score_dne = False          # score the "does not exist" targets too (paper 2's 20% chance level)
-dyck1_min_len = 40
-dyck1_max_len = 40              # the longest string (characters)
-dyck1_format = 'query'          # 'query': the string, then ? and the answer (authors'); 'last': label at the last char
-dyck1_batched = False           # query format: draw a batch's strings together (same distribution, faster)
-modular_addition_p = 599
-modular_addition_all_pairs = False
-modular_addition_format = 'equals'  # 'pair': `a b c`, the sum predicted at b's position (authors' layout)
-decimal_addition_n_digits = 10
-memorization_n_keys = 512
-lm_data_dir = 'data/wikitext103'  # made by: python tasks.py prepare wikitext103 (or prepare <name> --input=files)
-lm_block_size = 256             # training windows and non-overlapping test windows
-lm_compact_vocab = False        # relabel the ids that occur to 0..K-1: a K-way output layer (CPU runs)
-sentiment_data_dir = 'data/yelp'
-sentiment_block_size = 256      # texts truncated / padded to this; the label is the target at the last token
-sentiment_compact_vocab = False
-sentiment_padding = 'left'      # 'left': every text ends at the last position; 'right': starts at position 0
-sentiment_label = 'token'       # 'class': an n-class head (the authors' classifier); 'token': the label's token id
-sentiment_bos = False           # <|endoftext|> at position 0, pads a token of their own (the authors' BOS)
+declare_keys(globals(), *tasks.settings())  # every task's <task>_<setting>, written once in tasks.py
 # ----------------------------------------------------------------------------- model (model.py)
 declare(globals(), GPTConfig, n_layer=2, n_head=4, n_embd=128)   # every GPTConfig field is a key (--help)
 block_size = 0                  # 0: the task's sequence length
@@ -194,9 +172,9 @@ try:
         check_memory(gpt_config, micro_batch_size, T, dtype, device, device_type, batch_size)
     raw_model = GPT(gpt_config)
     if ckpt is not None:                          # frozen weights left out of it are drawn again, and checked
-        checkpoint.restore(raw_model, ckpt, ckpt_path, construct=universal.write_construction)
+        checkpoint.restore(raw_model, ckpt, ckpt_path, construct=write_construction)
     elif construction:                            # paper 2: R_Q, R_K, R_V of a construction; E, U stay random
-        universal.write_construction(raw_model, construction)
+        write_construction(raw_model, construction)
     if init_from not in ('scratch', 'resume'):
         checkpoint.load_weights_file(raw_model, init_from)
 except ValueError as e:

@@ -357,8 +357,8 @@ def test_cpu_peak_is_measured_once_per_machine_and_dtype(monkeypatch, tmp_path):
 
 def test_a_cached_cpu_peak_that_cannot_be_the_peak_is_measured_again(monkeypatch, tmp_path):
     """A planted low peak is replaced once a step achieves more (train.py passes the achieved rate as floor), and
-    so is one measured under load or long ago; each entry keeps its time and load, and an entry measured under
-    load says so in its source."""
+    so is one measured under load once the load is gone, or one measured long ago; each entry keeps its time and
+    load, and a peak measured under load says so in its source."""
     import time as time_
     import hardware
     measured = []
@@ -373,12 +373,14 @@ def test_a_cached_cpu_peak_that_cannot_be_the_peak_is_measured_again(monkeypatch
     plant(flops=2e10)                                               # a peak measured while the cores were busy
     assert hardware.cpu_peak_flops('float32')[0] == 2e10 and len(measured) == 1      # believed, until...
     assert hardware.cpu_peak_flops('float32', floor=3e10)[0] == 1e11 and len(measured) == 2   # a step beats it
-    plant(flops=2e10, load=1.5)
+    plant(flops=2e10, load=1.5)                                     # measured under load, and the load is gone
     assert hardware.cpu_peak_flops('float32')[0] == 1e11 and len(measured) == 3
     plant(flops=2e10, time=time_.time() - 2 * hardware.PEAK_MAX_AGE_S)
     assert hardware.cpu_peak_flops('float32')[0] == 1e11 and len(measured) == 4
     monkeypatch.setattr(hardware, 'load_per_core', lambda: 1.5)
-    plant(flops=2e10, load=1.5)
+    plant(flops=2e10, load=1.5)                                     # still loaded: measuring again would not help
+    assert hardware.cpu_peak_flops('float32')[0] == 2e10 and len(measured) == 4
+    plant(flops=2e10, time=0)
     flops, source = hardware.cpu_peak_flops('float32')
     assert flops == 1e11 and 'load 1.50 per core' in source and len(measured) == 5
 

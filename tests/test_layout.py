@@ -33,6 +33,14 @@ def test_a_module_imports_no_script(module):
     assert not imported(module) & set(SCRIPTS)
 
 
+def test_the_loop_imports_no_papers_script():
+    """train.py is the core's loop: paper 2's construction reaches it through runconfig.write_construction, which
+    imports universal.py only when a run names one."""
+    assert not imported('train') & {'universal', 'bayes_paths', 'sde'}
+    code = "import runconfig, sys; print('universal' in sys.modules)"
+    assert subprocess.run([sys.executable, '-c', code], cwd=ROOT, capture_output=True, text=True).stdout == 'False\n'
+
+
 def test_every_python_file_at_the_root_is_a_module_or_a_script():
     files = {f[:-3] for f in os.listdir(ROOT) if f.endswith('.py')}
     assert files == set(MODULES) | set(SCRIPTS)

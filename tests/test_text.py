@@ -405,7 +405,8 @@ def test_relative_data_dir_is_found_from_anywhere(tmp_path, monkeypatch):
 
 def test_prepare_checks_what_it_was_given(tmp_path, capsys):
     """A named dataset's input far from its known size is refused unless --force (a 585-byte README given as Tiny
-    Shakespeare); one of about the right size but other bytes is noted; a near-empty input is refused always."""
+    Shakespeare); one of about the right size but other bytes is noted; a near-empty input for a named dataset is
+    refused always."""
     readme = tmp_path / 'README.md'
     readme.write_text('Tiny Shakespeare, 40,000 lines of Shakespeare. ' * 12)
     go = lambda *a: run_command(dict(prepare=text_data.prepare_command),
@@ -422,7 +423,7 @@ def test_prepare_checks_what_it_was_given(tmp_path, capsys):
     assert 'is not the known shakespeare_char text' in capsys.readouterr().err
     empty = tmp_path / 'empty.txt'
     empty.write_text('hi\n')
-    for name in ('shakespeare_char', 'mine'):
+    for name in ('shakespeare_char', 'wikitext2'):
         with pytest.raises(SystemExit):
             run_command(dict(prepare=text_data.prepare_command),
                         ['prepare', name, f'--input={empty}', f'--out_dir={tmp_path / name}', '--force'])

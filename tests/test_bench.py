@@ -44,6 +44,9 @@ HAND = {
 
 @pytest.mark.parametrize('variant', VARIANTS)
 def test_flops_per_token_hand_count(variant):
+    if variant not in HAND:
+        pytest.fail(f"variant {variant!r} is new: add its hand count of FLOPs per token at T = 8 to HAND in "
+                    f"tests/test_bench.py (the comment above HAND shows how; docs/fork.md#add-a-variant)")
     assert flops_per_token(tiny(variant), 8) == HAND[variant]
     assert flops_per_token(tiny(variant), 8, scored=0.25) == HAND[variant] - 0.75 * 3072   # the head at 1 token in 4
 

@@ -12,7 +12,7 @@ from model import GPT, GPTConfig, VARIANTS
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 PAPER1 = ('standard', 'frozen_qk', 'frozen_mlp', 'mixit')
-ALL = PAPER1 + ('random', 'universal')
+ALL = tuple(VARIANTS)                  # a new row of VARIANTS is tested by every test over ALL
 
 
 def tiny(variant, **kw):
@@ -41,15 +41,22 @@ def trainable_groups(model):
     return kinds
 
 
-@pytest.mark.parametrize('variant, expected', [
-    ('standard', {'wte', 'lm_head', 'c_q', 'c_k', 'c_v', 'attn.c_proj', 'mlp', 'ln'}),
-    ('frozen_qk', {'wte', 'lm_head', 'c_v', 'attn.c_proj', 'mlp', 'ln'}),
-    ('frozen_mlp', {'wte', 'lm_head', 'c_q', 'c_k', 'c_v', 'attn.c_proj', 'ln'}),
-    ('mixit', {'wte', 'wpe', 'lm_head', 'c_v', 'attn.c_proj', 'mlp', 'ln'}),
-    ('random', {'wte', 'wpe', 'lm_head'}),
-    ('universal', {'wte', 'lm_head'}),
-])
-def test_gradients_reach_exactly_the_trainable_parameters(variant, expected):
+TRAINABLE = {  # each variant's trainable parameter groups (trainable_groups' names)
+    'standard': {'wte', 'lm_head', 'c_q', 'c_k', 'c_v', 'attn.c_proj', 'mlp', 'ln'},
+    'frozen_qk': {'wte', 'lm_head', 'c_v', 'attn.c_proj', 'mlp', 'ln'},
+    'frozen_mlp': {'wte', 'lm_head', 'c_q', 'c_k', 'c_v', 'attn.c_proj', 'ln'},
+    'mixit': {'wte', 'wpe', 'lm_head', 'c_v', 'attn.c_proj', 'mlp', 'ln'},
+    'random': {'wte', 'wpe', 'lm_head'},
+    'universal': {'wte', 'lm_head'},
+}
+
+
+@pytest.mark.parametrize('variant', ALL)
+def test_gradients_reach_exactly_the_trainable_parameters(variant):
+    if variant not in TRAINABLE:
+        pytest.fail(f"variant {variant!r} is new: add its trainable parameter groups to TRAINABLE in "
+                    f"tests/test_model.py (docs/fork.md#add-a-variant)")
+    expected = TRAINABLE[variant]
     model = tiny(variant)
     assert trainable_groups(model) == expected
     x = torch.randint(0, 11, (3, 12))
@@ -179,7 +186,7 @@ def test_qk_init_std_sets_only_query_and_key():
     assert not attn.c_q.weight.requires_grad
 
 
-@pytest.mark.parametrize('variant', ['standard', 'frozen_qk', 'mixit', 'universal'])
+@pytest.mark.parametrize('variant', ALL)
 def test_attention_probs_are_what_forward_applies(variant):
     model = tiny(variant, n_head=4, n_embd=32)
     idx = torch.randint(0, 11, (3, 12))

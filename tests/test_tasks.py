@@ -308,3 +308,30 @@ def test_retrieval_attention_split_parts_sum_to_one_and_match_the_circuit_readin
     value_rows = [t for n in range(N) for t in range(1, query[n], 2)]
     np.testing.assert_allclose(split['other_values'], np.mean([((t + 1) // 2 - 1) / (t + 1) for t in value_rows]))
     np.testing.assert_allclose(split['query_keys'], np.mean([(q // 2) / (q + 1) for q in query]))
+
+
+SMALL = {  # settings that make a task quick to build here; a task not listed is built at its defaults
+    'decimal_addition': dict(n_digits=3), 'retrieval': dict(vocab_size=32, m_max=4), 'khop': dict(k=1, length=10),
+    'dyck1': dict(min_len=4, max_len=12), 'modular_addition': dict(p=7, all_pairs=True),
+    'memorization': dict(n_keys=8),
+}
+
+
+@pytest.mark.parametrize('name', tasks.TASKS)
+def test_every_task_gives_batches_train_py_can_use(name):
+    """Every entry of tasks.TASKS (a new one too, without editing a list): a test set and training batches of
+    int64 (n, T) tokens within the vocabulary, targets a token, a class or -1 (unscored), at least one scored
+    target per example, and batches that depend on the rng alone. The data-backed tasks (lm, sentiment) are
+    tested on prepared files in tests/test_text.py."""
+    try:
+        task = tasks.make_task(name, n_test=16, **SMALL.get(name, {}))
+    except tasks.DataError:
+        pytest.skip(f"{name} reads prepared data (tests/test_text.py)")
+    x, y = task.get_batch(8, np.random.default_rng(0))
+    x2, y2 = task.get_batch(8, np.random.default_rng(0))
+    for a, b in ((x, y), task.eval_set()):
+        assert a.dtype == b.dtype == np.int64 and a.shape == b.shape and a.shape[1] == task.block_size
+        assert a.min() >= 0 and a.max() < task.vocab_size
+        top = task.n_class or task.vocab_size
+        assert ((b == -1) | ((b >= 0) & (b < top))).all() and ((b >= 0).sum(axis=1) > 0).all()
+    assert np.array_equal(x, x2) and np.array_equal(y, y2)

@@ -76,8 +76,13 @@ class Task:
             have += int(keep.sum())
             if have == n:
                 return np.concatenate(xs), np.concatenate(ys)
+        a, b = (self.sample(np.random.default_rng(s), 8)[0] for s in (1, 2))
+        if np.array_equal(a, b):
+            raise ValueError(f"{self.name}: sample(rng, n) gives the same examples for different rngs, so every fresh "
+                             f"sample is a test example: draw from the rng it is given, not from a generator of "
+                             f"its own (docs/fork.md#add-a-task)")
         raise ValueError(f"{self.name}: the test set covers nearly every possible example, so fresh samples are "
-                         f"almost all test examples; use a larger task or fixed_train=True")
+                         f"almost all test examples; use a larger task, fixed_train=True or train_on_test=True")
 
     def fixed_rows(self):
         """(N, rows) of the fixed training set or split, rows(idx) -> (x, y) for an int array idx; None for a task

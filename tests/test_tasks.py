@@ -335,3 +335,17 @@ def test_every_task_gives_batches_train_py_can_use(name):
         top = task.n_class or task.vocab_size
         assert ((b == -1) | ((b >= 0) & (b < top))).all() and ((b >= 0).sum(axis=1) > 0).all()
     assert np.array_equal(x, x2) and np.array_equal(y, y2)
+
+
+def test_a_sampler_that_ignores_its_rng_is_named():
+    """A task whose sample() draws from a generator of its own (seeded like the test set) yields only test
+    examples: the error says so, not that the task is too small; a task that is too small says that."""
+    import numpy as np_
+    fixed = lambda rng, n: (np_.random.default_rng(0).integers(0, 10, (n, 4)),) * 2
+    task = tasks.Task('mine', 10, 4, test=fixed(None, 64), sample=fixed)
+    with pytest.raises(ValueError, match='gives the same examples for different rngs'):
+        task.get_batch(8, np_.random.default_rng(5))
+    tiny = lambda rng, n: (rng.integers(0, 2, (n, 1)),) * 2
+    task = tasks.Task('tiny', 2, 1, test=(np_.array([[0], [1]]),) * 2, sample=tiny)
+    with pytest.raises(ValueError, match='covers nearly every possible example'):
+        task.get_batch(8, np_.random.default_rng(5))

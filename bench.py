@@ -99,11 +99,11 @@ against = ''                    # 'hf': also time Hugging Face's LlamaForCausalL
 # ----------------------------------------------------------------------------- step (as train.py)
 batch_size = 8                  # sequences per optimizer step
 micro_batch_size = 0            # sequences per forward pass; 0: batch_size
-learning_rate = 1e-3
-weight_decay = 0.1
-beta1 = 0.9
-beta2 = 0.95
-grad_clip = 1.0
+learning_rate = 1e-3            # AdamW's rate in the timed steps
+weight_decay = 0.1              # AdamW's weight decay
+beta1 = 0.9                     # AdamW's first-moment decay
+beta2 = 0.95                    # AdamW's second-moment decay
+grad_clip = 1.0                 # gradient-norm clipping, as train.py (0: off)
 # ----------------------------------------------------------------------------- timing
 warmup = 3                      # untimed steps (the first compiles)
 iters = 10                      # timed steps; the median is reported
@@ -117,7 +117,7 @@ profile = ''                    # profile one extra step per model: print its co
 # ----------------------------------------------------------------------------- system
 device = 'auto'                 # auto | cpu | cuda | cuda:N
 dtype = 'auto'                  # auto | bfloat16 | float16 | float32 (auto on a CPU: its faster matmul)
-compile = True
+compile = True                  # torch.compile each model
 compile_mode = ''               # compiled: torch.compile's mode for ours: '' (torch's default), max-autotune,
                                 # max-autotune-no-cudagraphs, reduce-overhead (Hugging Face's: torch's default)
 optimizer_impl = 'fused'        # AdamW: fused (train.py's: ours on cpu or cuda, Hugging Face's on cuda) | foreach
@@ -128,7 +128,7 @@ activation_memory_budget = 1.0  # compiled: below 1, keep this fraction of the a
 cpu_keep_memory = False         # CPU: malloc keeps freed memory for the next step (hardware.keep_freed_memory)
 memory_check = True             # refuse a model + batch whose estimated memory (run_guard.memory_estimate) exceeds what
                                 # the device has available; False: try anyway
-seed = 1337
+seed = 1337                     # the models' init and the batches
 # -----------------------------------------------------------------------------
 train_keys = {}                 # a train.py config's task, schedule and I/O keys, which bench.py does not use
 cli_given = {}                  # {key: 'flag' or its config file} for every key the command line sets

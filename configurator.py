@@ -224,7 +224,8 @@ def help_text(keys, annotations, comments, doc, usage, sections=None):
         if sections and sections.get(k) != section:
             section = sections.get(k)
             lines += [''] * (lines[-1] != '') + ([f"{section}:"] if section else [])
-        value = f"'{v}'" if isinstance(v, str) else ','.join(map(str, v)) if isinstance(v, tuple) else repr(v)
+        value = (f"'{v}'" if v.isprintable() else repr(v)) if isinstance(v, str) else \
+            ','.join(map(str, v)) if isinstance(v, tuple) else repr(v)
         kind = ''
         if v is None and k in annotations:
             kind = '  [' + ' | '.join('None' if a is type(None) else a.__name__ for a in kinds_of(annotations[k])) + ']'

@@ -34,10 +34,10 @@ CHOICES = dict(attn=('softmax', 'mixit'), norm=('rms', 'layer', 'none'), init=('
 @dataclass
 class GPTConfig:
     block_size: int = 256        # maximum sequence length (MixiT's m)
-    vocab_size: int = 50304
-    n_layer: int = 12
-    n_head: int = 8
-    n_embd: int = 512
+    vocab_size: int = 50304      # token ids (the task fixes it)
+    n_layer: int = 12            # blocks
+    n_head: int = 8              # attention heads per block
+    n_embd: int = 512            # the residual stream's width
     bias: bool = False           # biases in attention and MLP linears (paper 1's parameter counts need True)
     causal: bool = True          # False: every position attends to (MixiT: mixes) all block_size positions
     n_class: int = 0             # > 0: the head has n_class outputs (sequence classification), not vocab_size

@@ -29,14 +29,14 @@ from configurator import configure, fail
 from hardware import memory_shortfall, resolve_device
 from model import GPT, GPTConfig
 
-out_dir = 'out'
+out_dir = 'out'                 # the run whose checkpoint to sample from (ckpt.pt, else ckpt_best.pt)
 ckpt = 'ckpt.pt'                # the checkpoint in out_dir: ckpt.pt (the last) or ckpt_best.pt (lowest val_loss)
 start = '\n'                    # the prompt, or FILE:path to read it from a file
-num_samples = 3
+num_samples = 3                 # samples to draw
 max_new_tokens = 100            # tokens generated per sample
 temperature = 0.8               # 1.0: the model's distribution; lower: more conservative
 top_k = 200                     # sample among the top_k tokens only (0: all)
-seed = 1337
+seed = 1337                     # torch's generator: the same seed, the same samples
 device = 'cpu'                  # cpu | cuda | mps | auto
 tokenizer = ''                  # local .tiktoken file; '' -> $TIKTOKEN_GPT2_FILE, the data's own copy, or
                                 # tiktoken's download

@@ -46,7 +46,7 @@ from runconfig import (check_train_flags, make_task, model_args as make_model_ar
 from tasks import crop_unscored
 
 # ----------------------------------------------------------------------------- I/O
-out_dir = 'out'
+out_dir = 'out'                 # the run's folder: logs, checkpoints (docs/runs.md)
 eval_interval = 250             # iterations between evaluations (log.jsonl; ckpt_best.pt when val_loss improves)
 log_interval = 10               # iterations between training-loss records (train_log.jsonl)
 checkpoint_interval: int | None = None   # iterations between writes of ckpt.pt (and at the end); None: eval_interval
@@ -55,12 +55,12 @@ eval_iters = 10                 # micro-batches for the training-loss estimate
 eval_batch_size = 0             # 0: micro_batch_size if set, else batch_size
 init_from = 'scratch'           # 'scratch' | 'resume' (out_dir/ckpt.pt) | a weights file (state_dict, ckpt*.pt)
 overwrite = False               # a new run replaces the run in out_dir (deletes its logs and checkpoints)
-seed = 1337
+seed = 1337                     # the model's init and the training stream
 wandb_log = False               # log evaluations and training losses to Weights & Biases (pip install wandb)
-wandb_project = 'learned-transformer'
+wandb_project = 'learned-transformer'  # the Weights & Biases project
 wandb_run_name = ''             # '' -> out_dir's name
 # ----------------------------------------------------------------------------- task (tasks.py)
-task = 'retrieval'
+task = 'retrieval'              # a task of tasks.py; its settings are the <task>_* keys below
 task_seed = 0                   # seeds the test set and any fixed training set
 fixed_train = False             # train on a fixed set of the paper's size instead of fresh samples each step
 train_order = 'replacement'     # a fixed training set: 'replacement' | 'epochs', shuffled (the authors' Trainer)
@@ -75,13 +75,13 @@ construction = ''               # paper 2: '' | 'sparse' | 'sparse_identity' | '
 # ----------------------------------------------------------------------------- optimizer
 batch_size = 256                # global batch, sequences per optimizer step
 micro_batch_size = 0            # sequences per forward pass and rank; 0: batch_size // world_size
-max_iters = 5000
-learning_rate = 1e-3
-weight_decay = 0.1
-beta1 = 0.9
-beta2 = 0.95
+max_iters = 5000                # optimizer steps
+learning_rate = 1e-3            # AdamW's peak rate, after the warm-up
+weight_decay = 0.1              # AdamW's, on matrices only (not norms, biases, embeddings' pads)
+beta1 = 0.9                     # AdamW's first-moment decay
+beta2 = 0.95                    # AdamW's second-moment decay
 grad_clip = 1.0                 # 0: off
-warmup_iters = 100
+warmup_iters = 100              # steps of linear warm-up to learning_rate
 lr_decay_iters = 0              # 0: max_iters
 lr_schedule = 'cosine'          # after warm-up: 'cosine' | 'linear' decay to learning_rate * min_lr_ratio
 min_lr_ratio = 0.1              # the decay ends at learning_rate * min_lr_ratio

@@ -760,7 +760,7 @@ def verify(H=2,                      # heads per layer
            construction='sparse',    # sparse | sparse_identity | looped | random | random_looped
            causal=False,             # causal attention in the target and the universal transformer
            m=0,                      # width of the universal transformer; 0: the smallest that works
-           seed=0,
+           seed=0,                   # the target's weights (and the random construction's, the inputs') derive from it
            tol=1e-9):                # PASS when the max relative error is at most this
     """UTF(X E) against T(X) for one random target; exits 1 when the max relative error exceeds tol."""
     if construction not in CONSTRUCTIONS:
@@ -806,8 +806,8 @@ def dims(H=0,                        # heads per layer; 0: the paper's settings
     if H and min(L, d, d_in) < 1:
         fail("with H given, L, d and d_in must be >= 1 too")
     rows = PAPER_SETTINGS if not H else [('custom', H, L, d, d_in, None)]
-    print(f"{'setting':8} {'H':>2} {'L':>2} {'d':>3} {'d_in':>4} | {'m̄':>6} {'M':>6} {'m_sparse':>8} {'m̄_looped':>10} "
-          f"{'m_looped':>9} {'H^(L/2)':>8} | paper m")
+    print(f"{'setting':8} {'H':>2} {'L':>2} {'d':>3} {'d_in':>4} | {'m̄':>6} {'M':>6} {'m_sparse':>8} "
+          f"{'m̄_looped':>10} {'m_looped':>9} {'H^(L/2)':>8} | paper m")
     for name, H, L, d, d_in, paper in rows:
         print(f"{name:8} {H:>2} {L:>2} {d:>3} {d_in:>4} | {m_bar(H, L, d_in, d):>6} {M_all(H, L, d_in, d):>6} "
               f"{m_sparse(H, L, d_in, d):>8} {m_bar_looped(H, L, d_in, d):>10} {m_looped(H, L, d_in, d):>9} "

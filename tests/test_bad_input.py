@@ -221,7 +221,8 @@ def test_new_run_refuses_an_out_dir_that_holds_one(trained, tmp_path, monkeypatc
     assert_one_line_error(run_script('train.py', TINY + ['--max_iters=2', f'--out_dir={run}'], monkeypatch, capsys),
                           'holds a run (log.jsonl, train_log.jsonl)')
     assert_one_line_error(run_script('train.py', TINY + ['--max_iters=2', f'--out_dir={run}', '--init_from=resume'],
-                                     monkeypatch, capsys), 'start a new run with --out_dir=<another folder>, which keeps them')
+                                     monkeypatch, capsys),
+                          'start a new run with --out_dir=<another folder>, which keeps them')
     code, _, err = run_script('train.py', TINY + ['--max_iters=2', f'--out_dir={run}', '--overwrite=True'], monkeypatch,
                               capsys)
     assert code == 0, err

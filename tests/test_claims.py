@@ -262,7 +262,8 @@ def test_each_rule_refuses_the_verdict_its_facts_contradict(tmp_path, rule):
     root = plant(tmp_path / 'broken', **broken)
     if rule == 'no-control':                                   # cells of their own, no control among them
         text = open(os.path.join(root, 'results', 'paper1', 'claims.toml')).read()
-        text = text.replace('paper = 97.0\n', '').split('[[claim.cell]]')[0] + CONTROLS.split('[[claim.cell]]\nlabel = "control"')[0]
+        own = CONTROLS.split('[[claim.cell]]\nlabel = "control"')[0]
+        text = text.replace('paper = 97.0\n', '').split('[[claim.cell]]')[0] + own
         open(os.path.join(root, 'results', 'paper1', 'claims.toml'), 'w').write(text)
     found = C.problems(C.measure(C.load('paper1', root)))
     assert len(found) == 1 and f'[{rule}]' in found[0] and "claim 'solves'" in found[0], found

@@ -404,7 +404,8 @@ def test_tables_rebuild_from_committed_logs(tmp_path, monkeypatch):
     import shutil
     import statistics
     runs = u.experiment_runs('table1', 'cpu', (0, 1, 2), tasks=('khop1',), archs=('res_ln',))
-    assert [r[0] for r in runs] == [f'khop1_res_ln_{m}_seed{s}' for m in ('sparse', 'random', 'full') for s in (0, 1, 2)]
+    assert [r[0] for r in runs] == [f'khop1_res_ln_{m}_seed{s}' for m in ('sparse', 'random', 'full')
+                                    for s in (0, 1, 2)]
     results = os.path.join(ROOT, 'results', 'paper2')
     found = u.load_results(runs, results)
     assert set(found) == {r[0] for r in runs}

@@ -58,28 +58,46 @@ def lock_dir(path):
     _locks[key] = lock
 
 
-class StopSignals:
-    """Context manager: while it is open, SIGINT, SIGTERM (Ctrl-C, a scheduler's preemption) and SIGHUP (a closed
-    terminal; left ignored where it was, as under nohup) ask the run to stop after the step under way: `signum` is
-    the first such signal (0 while none has come), and a second exits at once with 128 + signum. The handlers
-    that were there before are put back on exit."""
+# The catchable signals by which a scheduler, the kernel or a user ends a job or warns that its end is near
+# (docs/runs.md#faults): each asks the run to stop after its step with ckpt.pt saved, exit 128 + N.
+#   INT (Ctrl-C), TERM (preemption, kill), HUP (a closed terminal; left ignored under nohup), QUIT (Ctrl-\),
+#   USR1 / USR2 (SLURM's --signal and other schedulers' warnings), XCPU (a CPU-time limit: the kernel),
+#   PWR (a power failure, on Linux), ALRM (a wall-clock alarm set for the job).
+# SIGXFSZ (a file-size limit) is ignored instead: the write that passes the limit then fails with EFBIG, and the
+# error names the file and the cause rather than the process dying unsaved.
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ('SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1',
+                                                         'SIGUSR2', 'SIGXCPU', 'SIGPWR', 'SIGALRM')
+                     if hasattr(signal, name))
 
-    SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+class StopSignals:
+    """Context manager: while it is open, each of STOP_SIGNALS asks the run to stop after the step under way:
+    `signum` is the first such signal (0 while none has come), and a second exits at once with 128 + signum. A
+    signal other than SIGINT and SIGTERM that was ignored when the run started (SIGHUP under nohup) stays
+    ignored; SIGXFSZ is ignored (a write past the file-size limit fails with EFBIG instead). The handlers that
+    were there before are put back on exit."""
+
+    SIGNALS = STOP_SIGNALS
 
     def __enter__(self):
         self.signum = 0
         self.before = {sig: signal.getsignal(sig) for sig in self.SIGNALS}
         for sig, handler in self.before.items():
-            if not (sig == signal.SIGHUP and handler is signal.SIG_IGN):
+            if handler is not signal.SIG_IGN or sig in (signal.SIGINT, signal.SIGTERM):
                 signal.signal(sig, self.request)
+        if hasattr(signal, 'SIGXFSZ'):
+            self.before[signal.SIGXFSZ] = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         return self
 
     def request(self, signum, frame):
         if self.signum:
             os._exit(128 + signum)
         self.signum = signum
-        print(f"{signal.Signals(signum).name}: stopping after this step, with ckpt.pt saved (again: exit at once)",
-              file=sys.stderr, flush=True)
+        try:
+            print(f"{signal.Signals(signum).name}: stopping after this step, with ckpt.pt saved (again: exit at "
+                  f"once)", file=sys.stderr, flush=True)
+        except (OSError, ValueError):          # a closed or full stderr: the stop goes on without its line
+            pass
 
     def __exit__(self, *exc):
         for sig, handler in self.before.items():

@@ -52,8 +52,9 @@ def kill_groups(processes):
     for p in processes:
         try:
             os.killpg(p.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        except (ProcessLookupError, PermissionError):   # started in the test's own group (start_new_session=False)
+            if p.poll() is None:
+                p.kill()
         p.poll()
 
 

@@ -398,6 +398,22 @@ def test_a_signal_saves_and_resume_continues_exactly(sig, prefetch, tmp_path, mo
     assert [r['loss'] for r in b] == pytest.approx([r['loss'] for r in a], rel=1e-6)
 
 
+@pytest.mark.parametrize('name', [s.name for s in __import__('run_guard').STOP_SIGNALS
+                                  if s.name not in ('SIGINT', 'SIGTERM', 'SIGHUP')])
+def test_every_end_of_job_signal_saves_like_sigterm(name, tmp_path):
+    """The other signals by which a scheduler or the kernel ends a job or warns of its end (SIGUSR1 / SIGUSR2:
+    SLURM's --signal; SIGXCPU: a CPU-time limit; SIGQUIT, SIGPWR, SIGALRM): the step finishes, ckpt.pt is
+    saved, the stop is recorded, exit 128 + N."""
+    sig = getattr(signal, name)
+    out = str(tmp_path / 'run')
+    p = start_run(out, session=True)
+    os.kill(p.pid, sig)
+    assert p.wait(timeout=120) == 128 + sig, open(f'{out}.err').read()[-2000:]
+    at = torch.load(os.path.join(out, 'ckpt.pt'), weights_only=True)['iter_num']
+    assert records(out, 'train_log.jsonl')[-1].items() >= dict(iter=at, stopped=name).items()
+    assert f'stopped by {name} at iteration {at}' in open(f'{out}.err').read()
+
+
 def test_a_signal_to_one_of_two_processes_stops_both_after_the_same_step(tmp_path):
     """Under torchrun (gloo), SIGTERM to rank 1 alone: both ranks stop after the same step, rank 0 saves."""
     out = str(tmp_path / 'two')

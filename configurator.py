@@ -321,8 +321,88 @@ def apply_override(keys, annotations, arg, foreign=None):
     return key
 
 
+# ----------------------------------------------------------------------------- the console
+
+class Console:
+    """A script's sys.stdout or sys.stderr that its console never stops: text the stream's encoding cannot hold is
+    written with replacement (a C or ASCII locale), and a write or flush that fails (a closed pipe, `| head`; a
+    full device; a closed terminal) turns the stream quiet: its file descriptor is pointed at /dev/null, the
+    other stream gets one line naming the cause where it still can, and with on_close='exit' a failed stdout
+    ends the script (status 141 for a closed pipe, 1 otherwise); with 'quiet' the script goes on (train.py: a
+    run's record is its log files). Everything else is the wrapped stream's."""
+
+    def __init__(self, stream, name, on_close='quiet'):
+        self._stream, self._name, self.on_close, self._quiet = stream, name, on_close, False
+
+    def write(self, text):
+        if self._quiet:
+            return len(text)
+        try:
+            try:
+                return self._stream.write(text)
+            except UnicodeEncodeError:
+                encoding = getattr(self._stream, 'encoding', None) or 'ascii'
+                return self._stream.write(text.encode(encoding, 'replace').decode(encoding))
+        except (OSError, ValueError) as e:
+            self._fail(e)
+            return len(text)
+
+    def flush(self):
+        if not self._quiet:
+            try:
+                self._stream.flush()
+            except (OSError, ValueError) as e:
+                self._fail(e)
+
+    def _fail(self, e):
+        import errno
+        self._quiet = True
+        try:                                        # later writes, and the interpreter's last flush, go nowhere
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, self._stream.fileno())
+            os.close(null)
+        except (OSError, ValueError, AttributeError):
+            pass
+        code = getattr(e, 'errno', None)
+        if self.on_close == 'exit' and self._name == 'stdout' and code == errno.EPIPE:
+            raise SystemExit(141)                   # the reader has what it wanted (`| head`): end as quietly
+        cause = f"{errno.errorcode.get(code, code)}: {os.strerror(code)}" if code else str(e)
+        other = sys.__stderr__ if self._name == 'stdout' else sys.__stdout__
+        try:
+            print(f"note: {self._name} failed ({cause}); it stays quiet from here", file=other, flush=True)
+        except (OSError, ValueError, AttributeError):
+            pass
+        if self.on_close == 'exit' and self._name == 'stdout':
+            raise SystemExit(1)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def guard_console(on_close='exit'):
+    """Wrap sys.stdout and sys.stderr in Console (stdout ends the script on a failure with on_close='exit', goes
+    quiet with 'quiet'; stderr always goes quiet), and end a script interrupted by Ctrl-C with one line and status
+    130 rather than a traceback. configure and run_command call it for every script."""
+    if isinstance(sys.stdout, Console):
+        sys.stdout.on_close = on_close
+    else:
+        sys.stdout = Console(sys.stdout, 'stdout', on_close)
+    if not isinstance(sys.stderr, Console):
+        sys.stderr = Console(sys.stderr, 'stderr', 'quiet')
+    if getattr(sys.excepthook, '__name__', '') != 'interrupted_quietly':
+        before = sys.excepthook
+
+        def interrupted_quietly(kind, value, trace):
+            if issubclass(kind, KeyboardInterrupt):
+                print("interrupted", file=sys.stderr, flush=True)
+                os._exit(130)
+            before(kind, value, trace)
+
+        sys.excepthook = interrupted_quietly
+
+
 def configure(config, argv=None, *, annotations=None, comments=None, doc=None, usage=None, foreign=None,
-              given=None, exit_on_error=True):
+              given=None, exit_on_error=True, console='exit'):
     """Apply config files and --key=value overrides from argv (default sys.argv[1:]) to the dict config (a
     script's globals() or a dict of defaults) and return the settable keys with their values.
 
@@ -332,8 +412,9 @@ def configure(config, argv=None, *, annotations=None, comments=None, doc=None, u
     reading a train.py config); a --key that an earlier config file gave to foreign overrides it there, any
     other unknown --key is an error. given: a dict that collects {key: 'flag' or the config file's path} for
     every key argv sets (the last setting wins; a key from an included file names that file). `-h` or `--help`
-    prints the keys and exits 0. Raises ConfigError, or with exit_on_error prints 'error: ...' and exits with
-    status 2."""
+    prints the keys and exits 0. console: guard_console's on_close for a script (exit_on_error): 'exit', or
+    'quiet' for one that must go on without its console (train.py); None leaves the streams alone. Raises
+    ConfigError, or with exit_on_error prints 'error: ...' and exits with status 2."""
     argv = sys.argv[1:] if argv is None else list(argv)
     annotations = config.get('__annotations__', {}) if annotations is None else annotations
     keys = settable(config)
@@ -353,6 +434,8 @@ def configure(config, argv=None, *, annotations=None, comments=None, doc=None, u
         except BrokenPipeError:         # `--help | head`: the reader left; no traceback at exit either
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(0)
+    if exit_on_error and console:
+        guard_console(console)
     try:
         for arg in argv:
             if arg.startswith('-'):

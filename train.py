@@ -99,7 +99,7 @@ cpu_keep_memory = False         # CPU: malloc keeps freed memory for the next st
 prefetch: int | None = None     # batches a worker draws ahead (the same ones; prefetch.py); None: 2 on a GPU, else 0
 # -----------------------------------------------------------------------------
 cli_given = {}                  # {key: 'flag' or its config file} for every key the command line sets
-config = configure(globals(), given=cli_given)
+config = configure(globals(), given=cli_given, console='quiet')  # a closed console never stops training
 config['out_dir'] = out_dir = run_out_dir(config, cli_given)   # flags that change the run: a folder of its own
 try:
     notes = check_train_flags(config)      # settings that may surprise, printed below

@@ -508,3 +508,49 @@ def test_a_run_that_ends_inside_the_warm_up_says_so(tmp_path, monkeypatch, capsy
     assert code == 0 and 'warm-up' not in err
     result = train(tmp_path / 'seed', f'--seed={2 ** 64}', monkeypatch=monkeypatch, capsys=capsys)
     assert_one_line_error(result, f'--seed must be < 2**64, got {2 ** 64}')
+
+
+# ----------------------------------------------------------------------------- the console
+
+def test_a_closed_console_never_stops_training(tmp_path):
+    """`python train.py ... | head -2`: the pipe closes after two lines, the run trains on to its last step with its
+    logs and checkpoint written, says once on stderr that stdout went quiet, and exits 0; stdout on a full device
+    (/dev/full) does the same."""
+    out = tmp_path / 'run'
+    args = ' '.join(TINY + ['--max_iters=40', '--eval_interval=20', f'--out_dir={out}'])
+    r = subprocess.run(f'{sys.executable} train.py {args} | head -2', shell=True, cwd=ROOT, capture_output=True,
+                       text=True, env=dict(os.environ, OMP_NUM_THREADS='1'), timeout=300,
+                       executable='/bin/bash')
+    assert len(r.stdout.splitlines()) == 2 and 'Traceback' not in r.stderr, r.stderr[-2000:]
+    assert records(str(out), 'log.jsonl')[-1]['iter'] == 40 and (out / 'ckpt.pt').is_file()
+    assert r.stderr.count('note: stdout failed (EPIPE') == 1, r.stderr[-2000:]
+    if os.path.exists('/dev/full'):
+        full = tmp_path / 'full'
+        with open('/dev/full', 'w') as stdout:
+            r = subprocess.run([sys.executable, 'train.py', *TINY, '--max_iters=20', f'--out_dir={full}'], cwd=ROOT,
+                               stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=300,
+                               env=dict(os.environ, OMP_NUM_THREADS='1'))
+        assert r.returncode == 0 and 'note: stdout failed (ENOSPC' in r.stderr and 'Traceback' not in r.stderr
+        assert records(str(full), 'log.jsonl')[-1]['iter'] == 20
+
+
+def test_sample_ends_quietly_into_a_closed_pipe_on_ctrl_c_and_in_an_ascii_locale(char_lm):
+    """sample.py | head: no traceback, status 141 (a closed pipe, as `yes | head`); Ctrl-C: one line, status 130;
+    an ASCII locale: characters it cannot encode are written with replacement."""
+    env = dict(os.environ, OMP_NUM_THREADS='1')
+    base = f"{sys.executable} sample.py --out_dir={char_lm['standard']} --start=the"
+    r = subprocess.run(f'{base} --max_new_tokens=100000 --num_samples=50 | head -c 20; exit ${{PIPESTATUS[0]}}',
+                       shell=True, executable='/bin/bash', cwd=ROOT, capture_output=True, text=True, env=env,
+                       timeout=300)
+    assert r.returncode == 141 and r.stderr.count('\n') <= 1 and 'Traceback' not in r.stderr, r.stderr
+    p = subprocess.Popen([sys.executable, 'sample.py', f"--out_dir={char_lm['standard']}", '--start=the',
+                          '--max_new_tokens=1000000'], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env=env)
+    out = p.stdout.read(10)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert out and p.returncode == 130 and 'Traceback' not in err.decode() and 'interrupted' in err.decode()
+    r = subprocess.run([sys.executable, '-c', "import configurator; configurator.guard_console('exit'); "
+                        "print('ROMEO: caf\\u00e9 \\u00a7'); print('after')"], cwd=ROOT, capture_output=True,
+                       env=dict(env, PYTHONIOENCODING='ascii', LC_ALL='C'))
+    assert r.returncode == 0 and r.stdout == b'ROMEO: caf? ?\nafter\n' and not r.stderr

@@ -6,7 +6,6 @@ resumed run cuts the logs back to its checkpoint's iteration and takes the check
 of the trained weights only has its frozen ones rebuilt and checked against their fingerprints.
 """
 
-import errno
 import hashlib
 import json
 import os
@@ -17,6 +16,7 @@ import torch
 
 import text_data
 from configurator import fail
+from files import cause, replace_atomically
 from model import GPT, GPTConfig
 
 FAULT = 3                       # exit status of a run ended by a fault it met (bad input: 2)
@@ -39,13 +39,20 @@ def load_checkpoint(path, keys=('model', 'model_args'), trained_only=False, mmap
         raise ValueError(f"{path} does not exist")
     if not os.path.isfile(path):
         raise ValueError(f"{path} is not a file")
-    if os.path.getsize(path) == 0:
-        raise ValueError(f"{path} is empty (0 bytes), not a checkpoint")
-    try:
-        obj = torch.load(path, map_location='cpu', weights_only=True, mmap=mmap)
-    except Exception as e:     # zip / pickle / EOF errors of a truncated or foreign file
-        raise ValueError(f"{path} is not a readable checkpoint (truncated, or not a torch file: "
-                         f"{type(e).__name__})") from None
+    try:                       # one open file, read once: a run replacing path meanwhile cannot mix two versions
+        f = open(path, 'rb')
+    except OSError as e:
+        raise ValueError(f"cannot read {path}: {cause(e)}") from None
+    with f:
+        if os.fstat(f.fileno()).st_size == 0:
+            raise ValueError(f"{path} is empty (0 bytes), not a checkpoint")
+        try:
+            obj = torch.load(path if mmap else f, map_location='cpu', weights_only=True, mmap=mmap)
+        except OSError as e:   # the disk, not the file: an I/O error is not a truncated checkpoint
+            raise ValueError(f"cannot read {path}: {cause(e)}") from None
+        except Exception as e:     # zip / pickle / EOF errors of a truncated or foreign file
+            raise ValueError(f"{path} is not a readable checkpoint (truncated, or not a torch file: "
+                             f"{type(e).__name__})") from None
     if isinstance(obj, dict) and 'sha256' in obj and \
             tensors_sha256({k: v for k, v in obj.items() if k != 'sha256'}) != obj['sha256']:
         raise ValueError(f"{path} is corrupted: its tensors differ from the SHA-256 saved with them (a damaged disk "
@@ -366,31 +373,20 @@ def start_logs(out_dir, resumed_at=None, evaluates_then=False):
 
 
 def write_atomically(path, write):
-    """write(f) into path + '.tmp', fsync, rename onto path, fsync the folder: a kill at any moment leaves
-    either the old file or the new one, never a partial one. A failed write (a full disk, a folder made
-    read-only) removes the .tmp, keeps the old file and fail()s naming the path and the error."""
-    tmp = path + '.tmp'
+    """write(f) into path atomically (files.replace_atomically: a kill at any moment leaves either the old file or
+    the new one). A failed write (a full disk, a file-size limit, a folder made read-only) keeps the old file and
+    fail()s naming the path and the cause."""
     try:
-        with open(tmp, 'wb') as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-        dir_fd = os.open(os.path.dirname(path) or '.', os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+        replace_atomically(path, write)
     except (OSError, RuntimeError) as e:     # torch.save reports a short write as RuntimeError
-        if os.path.exists(tmp):
-            os.remove(tmp)
         fail(f"cannot write {path}: {write_error(e)}; {os.path.basename(path)} is as before")
 
 
 def write_error(e):
-    """What went wrong in a failed write, in words: the errno's name and text, or torch's one line."""
+    """What went wrong in a failed write, in words: files.cause for an OSError with an errno, else the error's one
+    line (torch's short write) and a hint."""
     if isinstance(e, OSError) and e.errno:
-        return f"{errno.errorcode.get(e.errno, e.errno)} ({e.strerror})"
+        return cause(e)
     return str(e).strip().splitlines()[-1][:200] + ' (a full disk?)'
 
 
@@ -417,10 +413,12 @@ def save(path, model, trained_only=False, **state):
 
 
 def append_jsonl(path, record):
-    """Append record as one JSON line to path; fail() naming the file when it cannot be written."""
+    """Append record as one JSON line to path, flushed; fail() naming the file and the cause when it cannot be
+    written."""
     try:
         with open(path, 'a') as f:
             f.write(json.dumps(record) + '\n')
+            f.flush()
     except OSError as e:
         fail(f"cannot write {path}: {write_error(e)}")
 

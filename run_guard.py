@@ -13,49 +13,17 @@ from contextlib import contextmanager
 
 import torch
 
-from checkpoint import FAULT, last_checkpoint, write_error
+from checkpoint import FAULT, last_checkpoint
 from configurator import fail
+from files import lock_folder
 from hardware import available_memory
 from head_loss import loss_chunk_rows
 from model import GPT
 
-_locks = {}                     # folder (real path) -> its open lock file, for this process's life
-
-
 def lock_dir(path):
-    """Make the folder path and hold an exclusive lock on path/.lock (fcntl.flock) until the process ends, however
-    it ends (the OS lets go), so that no two runs write one out_dir; the lock file holds the holder's PID. A
-    folder this process locked before (a run started again in the same process) is locked anew. Raises
-    ValueError naming the holder's PID when another process holds it, or naming the folder or file when it cannot
-    be made or written (a full disk, .lock a folder)."""
-    import fcntl
-    key = os.path.realpath(path)
-    if key in _locks:
-        _locks.pop(key).close()
-    lock_path = os.path.join(path, '.lock')
-    if os.path.isdir(lock_path):
-        raise ValueError(f"{lock_path} is a folder, where the run's lock file belongs: move it out of --out_dir")
-    try:
-        os.makedirs(path, exist_ok=True)
-        lock = open(lock_path, 'a+')
-    except OSError as e:
-        raise ValueError(f"cannot write in --out_dir={path}: {e.strerror}") from None
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        lock.seek(0)
-        holder = lock.read().strip() or 'unknown'
-        lock.close()
-        raise ValueError(f"--out_dir={path} is in use by another run (PID {holder}); wait for it to end, or choose "
-                         f"another out_dir") from None
-    try:
-        lock.truncate(0)
-        lock.write(f'{os.getpid()}\n')
-        lock.flush()
-    except OSError as e:                       # a full disk
-        lock.close()
-        raise ValueError(f"cannot write {lock_path}: {write_error(e)}") from None
-    _locks[key] = lock
+    """One run per out_dir: files.lock_folder(path), held until the process ends; the lock file holds the PID.
+    Raises ValueError naming the holder's PID, or the folder and the cause when it cannot be made or written."""
+    lock_folder(path, holder='another run', owner="the run's")
 
 
 # The catchable signals by which a scheduler, the kernel or a user ends a job or warns that its end is near

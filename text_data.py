@@ -18,6 +18,8 @@ import sys
 
 import numpy as np
 
+from files import Digest, cause, lock_folder, replace_atomically, unlock_folder
+
 
 # -----------------------------------------------------------------------------
 # Text (paper 1, Table 2 language modeling, Table 3 Yelp sentiment): GPT-2 BPE through tiktoken, tokens in
@@ -241,12 +243,15 @@ def write_lm_split(path, docs, enc, num_proc=1, total=None):
             yield prev, d                                  # the document's last piece carries its index
 
     n_tokens = n_docs = 0
+    written = Digest()
     with open(path + '.tmp', 'wb') as f:
         for ids, end in encode_parallel(enc, items(), num_proc, total, os.path.basename(path)):
             if end is not None:
                 ids, n_docs = ids + [enc.eot_token], n_docs + 1
-            np.asarray(ids, dtype=np.uint16).tofile(f)
+            written.write(f, np.asarray(ids, dtype=np.uint16).tobytes())
             n_tokens += len(ids)
+        os.fsync(f.fileno())
+    written.check(path + '.tmp')                       # what is on disk is what was written, before it counts
     _finish([path + '.tmp'])
     return n_tokens, n_docs
 
@@ -257,16 +262,21 @@ def write_sentiment_split(path, examples, enc, num_proc=1, total=None):
     if enc.n_vocab > 2 ** 16:
         raise DataError(f"vocabulary of {enc.n_vocab} does not fit uint16 token files")
     docs, n = [], 0
+    written = Digest()
     with open(path + '.tmp', 'wb') as f:
         for ids, label in encode_parallel(enc, examples, num_proc, total, os.path.basename(path)):
             if not ids:
                 continue                                   # an empty text has no last token to classify from
-            np.asarray(ids, dtype=np.uint16).tofile(f)
+            written.write(f, np.asarray(ids, dtype=np.uint16).tobytes())
             docs.append((n, n + len(ids), label))
             n += len(ids)
+        os.fsync(f.fileno())
+    written.check(path + '.tmp')
     index = path[:-len('.bin')] + '.docs.npy'
     with open(index + '.tmp', 'wb') as f:
         np.save(f, np.array(docs, dtype=np.int64).reshape(-1, 3))
+        f.flush()
+        os.fsync(f.fileno())
     _finish([index + '.tmp', path + '.tmp'])
     return n, len(docs)
 
@@ -475,7 +485,19 @@ def prepare(name, inputs=(), test_inputs=(), task=None, tokenizer=None, out_dir=
             raise DataError("a character vocabulary is made from local files: give them with --input=<files>")
         enc = CharEncoding.of_texts(read_text(f) for f in list_files(inputs + test_inputs))
     enc = enc or gpt2_encoding(tokenizer)
-    os.makedirs(out_dir, exist_ok=True)
+    try:                                                       # one prepare at a time into a folder
+        lock_folder(out_dir, holder='another prepare', owner="the data's")
+    except ValueError as e:
+        raise DataError(str(e)) from None
+    try:
+        return prepare_locked(name, inputs, test_inputs, task, enc, tokenizer, out_dir, num_proc, test_fraction,
+                              force)
+    finally:
+        unlock_folder(out_dir)
+
+
+def prepare_locked(name, inputs, test_inputs, task, enc, tokenizer, out_dir, num_proc, test_fraction, force):
+    """prepare's writing, with out_dir locked (its arguments resolved by prepare)."""
     local = tokenizer or os.environ.get(TOKENIZER_ENV)
     if local and local != CharEncoding.name and os.path.isfile(local):    # the data carries its tokenizer
         kept = os.path.join(out_dir, f'{enc.name}.tiktoken')
@@ -567,9 +589,7 @@ def prepare(name, inputs=(), test_inputs=(), task=None, tokenizer=None, out_dir=
         writer = write_lm_split if task == 'lm' else write_sentiment_split
         n_tokens, n_docs = writer(path, src, enc, num_proc, totals[s])
         meta['splits'][s] = dict(tokens=n_tokens, documents=n_docs)
-        with open(meta_path + '.tmp', 'w') as f:
-            json.dump(meta, f, indent=1)
-        os.replace(meta_path + '.tmp', meta_path)
+        replace_atomically(meta_path, lambda f: json.dump(meta, f, indent=1), mode='w')
         print(f"{path}: {n_tokens:,} tokens, {n_docs:,} {'documents' if task == 'lm' else 'texts'}")
     return meta
 
@@ -687,12 +707,11 @@ def prepare_command(dataset: str,
     except DataError as e:
         fail(e)
     except OSError as e:                                   # a full disk, a folder that cannot be written
-        import errno
         partial = [f for f in os.listdir(target) if f.endswith('.tmp')] if os.path.isdir(target) else []
         for f in partial:
             os.remove(os.path.join(target, f))
-        fail(f"cannot write {e.filename or target}: {errno.errorcode.get(e.errno, e.errno)} ({e.strerror}); "
-             f"finished splits are kept" + (f", the partial {', '.join(sorted(partial))} removed" if partial else ''))
+        fail(f"cannot write {e.filename or target}: {cause(e)}; finished splits are kept" +
+             (f", the partial {', '.join(sorted(partial))} removed" if partial else ''))
     except KeyboardInterrupt:
         print("interrupted: finished splits are kept, re-run to do the rest", file=sys.stderr)
         sys.exit(130)

@@ -316,7 +316,7 @@ def test_a_full_disk_or_a_folder_at_the_lock_is_one_line(tmp_path, monkeypatch, 
     """The lock file's PID cannot be written (a full disk), or .lock is a folder: one line naming the file,
     exit 2."""
     import errno
-    import run_guard
+    import files
 
     class Full:
         def __init__(self, f):
@@ -327,7 +327,7 @@ def test_a_full_disk_or_a_folder_at_the_lock_is_one_line(tmp_path, monkeypatch, 
 
         def write(self, text):
             raise OSError(errno.ENOSPC, 'No space left on device')
-    monkeypatch.setattr(run_guard, 'open', lambda path, mode: Full(open(path, mode)), raising=False)
+    monkeypatch.setattr(files, 'open', lambda path, mode: Full(open(path, mode)), raising=False)
     run = tmp_path / 'run'
     assert_one_line_error(train(run, '--max_iters=1', monkeypatch=monkeypatch, capsys=capsys),
                           f"cannot write {run / '.lock'}: ENOSPC (No space left on device)")

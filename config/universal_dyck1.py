@@ -5,12 +5,12 @@
 #   python train.py config/universal_dyck1.py --construction=sparse
 # The authors' format (App. G.1): a string of at most 60 characters, then ?; the answer is the target at ?.
 # 1000 batch x 61 tokens = 61,000 tokens/iter, 10,000 iters
+include('universal.py')
 out_dir = 'out/universal_dyck1'
 task = 'dyck1'
 dyck1_format = 'query'
 dyck1_max_len = 60               # paper 2 §5.1: "the maximum length for the input parentheses sequences is 60"
 dyck1_batched = True             # a batch's strings drawn together: the same distribution, several times faster
-variant = 'universal'
 n_layer = 2
 n_head = 4
 head_dim = 24
@@ -19,7 +19,3 @@ batch_size = 1000
 max_iters = 10000
 learning_rate = 1e-3
 warmup_iters = 50
-weight_decay = 0.01
-eval_interval = 1000
-checkpoint_frozen = False       # ckpt.pt: the trained weights and the frozen ones' hashes, a few MB
-                                # (docs/runs.md#checkpoints)

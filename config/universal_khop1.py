@@ -3,21 +3,10 @@
 #   python universal.py experiments --which=table1 --size=paper --seeds=0,1,2,3,4
 #   python train.py config/universal_khop1.py --construction=sparse
 # 128 batch x 99 tokens = 12,672 tokens/iter, 10000 iters
+include('universal_khop.py')
 out_dir = 'out/universal_khop1'
-task = 'khop'
 khop_k = 1
-n_test = 1000
-variant = 'universal'
-pos_emb = True                   # learned positions, trained with E and U (docs/deviations.md#k-hop-positions)
 n_layer = 2
-n_head = 2
 head_dim = 28
 n_embd = 456
-batch_size = 128
 max_iters = 10000
-learning_rate = 1e-4
-warmup_iters = 1000
-weight_decay = 0.01
-eval_interval = 1000
-checkpoint_frozen = False       # ckpt.pt: the trained weights and the frozen ones' hashes, a few MB
-                                # (docs/runs.md#checkpoints)

@@ -86,7 +86,7 @@ from model import GPT, GPTConfig, VARIANTS
 from run_guard import memory_estimate
 from runconfig import check_shape, make_task
 
-HF = 'hf_llama'                 # Hugging Face's LlamaForCausalLM among the timed variants (--against=hf)
+_HF = 'hf_llama'                 # Hugging Face's LlamaForCausalLM among the timed variants (--against=hf)
 SMALL = dict(n_layer=4, n_head=4, n_embd=256, block_size=256)     # --shape=small: 2,048 tokens per step
 
 # ----------------------------------------------------------------------------- model (paper 1's LM shape)
@@ -190,7 +190,7 @@ if against == 'hf':
         import transformers
     except ImportError:
         fail("--against=hf needs Hugging Face transformers: pip install transformers")
-    names.append(HF)
+    names.append(_HF)
 try:
     if device_type == 'mps':
         raise ValueError("bench.py times cpu or cuda, not mps")
@@ -228,7 +228,7 @@ def model_config(name):
     """The GPTConfig of a timed variant: the shape's keys with variant=name (Hugging Face's model: standard's).
     Raises ValueError for an impossible shape."""
     cfg = {k: config[k] for k in GPTConfig.__dataclass_fields__}
-    return GPTConfig(**dict(cfg, variant='standard' if name == HF else name))
+    return GPTConfig(**dict(cfg, variant='standard' if name == _HF else name))
 
 
 def hf_llama():
@@ -236,7 +236,7 @@ def hf_llama():
     (4 n_embd, gated SiLU), RMSNorm eps, rotary embeddings, biases and an untied head; attention through
     PyTorch's scaled_dot_product_attention ('sdpa'), as ours. Its loss shifts its labels itself, so its step is
     given labels = inputs and predicts the same number of tokens less one."""
-    c = model_config(HF)
+    c = model_config(_HF)
     hf_config = transformers.LlamaConfig(
         vocab_size=c.vocab_size, hidden_size=c.n_embd, intermediate_size=4 * c.n_embd, num_hidden_layers=c.n_layer,
         num_attention_heads=c.n_head, num_key_value_heads=c.n_head, max_position_embeddings=c.block_size,
@@ -325,30 +325,30 @@ def setup(name):
     """Model, optimizer, step function and per-step data for one variant; runs the untimed warm-up steps."""
     torch.manual_seed(seed)
     try:
-        with torch.device('meta') if name == HF else nullcontext():    # for Hugging Face's: the FLOP count only
+        with torch.device('meta') if name == _HF else nullcontext():    # for Hugging Face's: the FLOP count only
             ours = GPT(model_config(name))
     except ValueError as e:
         fail(e)
     step_flops = flops_per_token(ours, T)              # Hugging Face's model: the same matmuls as standard
-    raw = (hf_llama() if name == HF else ours).to(device)
+    raw = (hf_llama() if name == _HF else ours).to(device)
     params = [p for p in raw.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=learning_rate, betas=(beta1, beta2), weight_decay=weight_decay,
-                                  fused=device_type == 'cuda') if name == HF else \
+                                  fused=device_type == 'cuda') if name == _HF else \
         raw.configure_optimizers(weight_decay, learning_rate, (beta1, beta2), device_type)
     if optimizer_impl == 'foreach':     # the same groups and hyperparameters, stepped by the foreach kernels
         groups = [{k: v for k, v in g.items() if k not in ('fused', 'foreach')} for g in optimizer.param_groups]
         optimizer = torch.optim.AdamW(groups, foreach=True)
     scaler = torch.amp.GradScaler(device_type, enabled=dtype == 'float16')
-    model = raw if name == HF else HeadLoss(raw, fused=fused_loss)    # train.py's loss
-    ours_mode = dict(mode=compile_mode) if compile_mode and name != HF else {}
+    model = raw if name == _HF else HeadLoss(raw, fused=fused_loss)    # train.py's loss
+    ours_mode = dict(mode=compile_mode) if compile_mode and name != _HF else {}
     model = torch.compile(model, **ours_mode) if compile else model
-    graphs = cudagraphs and name != HF
+    graphs = cudagraphs and name != _HF
     g = torch.Generator(device=device).manual_seed(seed)
     tokens = torch.randint(vocab_size, (2, batch_size, T + 1), device=device, generator=g)   # two batches, reused
     batches = [[(d[i:i + micro_batch_size, :-1], d[i:i + micro_batch_size, 1:])
                 for i in range(0, batch_size, micro_batch_size)] for d in tokens]
 
-    recompute = partitioner_settings() if name == HF else \
+    recompute = partitioner_settings() if name == _HF else \
         partitioner_settings(activation_memory_budget, recompute_pointwise)
 
     def step(it):
@@ -356,7 +356,7 @@ def setup(name):
             torch.compiler.cudagraph_mark_step_begin()
         for x, y in batches[it % 2]:
             with autocast, torch._functorch.config.patch(**recompute):       # read as it compiles
-                loss = model(input_ids=x, labels=x).loss if name == HF else model(x, y)[1]
+                loss = model(input_ids=x, labels=x).loss if name == _HF else model(x, y)[1]
             scaler.scale(loss / grad_accum).backward()
         if grad_clip:
             scaler.unscale_(optimizer)
@@ -377,7 +377,7 @@ def setup(name):
              *(v for s in optimizer.state.values() for v in s.values() if torch.is_tensor(v))]
     impl = 'fused' if optimizer.defaults['fused'] else 'foreach' if optimizer.defaults['foreach'] else 'for-loop'
     return dict(variant=name, step=step, times=[], cpu_times=[], losses=[], warmup_s=time.perf_counter() - t0,
-                optimizer=impl, compile_mode=None if not compile else 'default' if name == HF else ours_mode.get(
+                optimizer=impl, compile_mode=None if not compile else 'default' if name == _HF else ours_mode.get(
                     'mode', 'default'),
                 flops_per_token=step_flops, trainable_params=n_trainable, params=n_total,
                 state_bytes=sum(t.numel() * t.element_size() for t in state))
@@ -522,11 +522,11 @@ for r in results:
           f"{mfu:>6} {memory} {cpu_share:>9} {sp[0]:>8} {sp[1]:>9} {sp[2]:>7}")
 print(f"peak mem: one model's step (weights, buffers, optimizer state and what the step adds; bench.step_memory); "
       f"the process's peak {'allocation' if device_type == 'cuda' else 'resident set'}: {process_peak / 2**30:.2f} GiB")
-hf = next((r for r in results if r['variant'] == HF), None)
+hf = next((r for r in results if r['variant'] == _HF), None)
 if hf is not None:
     for r in results:
         if r is not hf:
-            print(f"{r['variant']} / {HF}: {r['tokens_per_s'] / hf['tokens_per_s']:.3f}x the tokens/s"
+            print(f"{r['variant']} / {_HF}: {r['tokens_per_s'] / hf['tokens_per_s']:.3f}x the tokens/s"
                   + (f", {r['peak_memory'] / hf['peak_memory']:.2f}x the peak memory"
                      if r['peak_memory'] and hf['peak_memory'] else ''))
 print(f"load average (1/5/15 min) at start {' '.join(f'{x:.2f}' for x in load_start)}, at end "

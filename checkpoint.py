@@ -10,12 +10,12 @@ import hashlib
 import json
 import os
 import sys
-from dataclasses import fields
+from dataclasses import MISSING, fields
 
 import torch
 
 import text_data
-from configurator import fail
+from configurator import ConfigError, check, fail
 from files import cause, replace_atomically
 from model import GPT, GPTConfig
 
@@ -165,6 +165,30 @@ def restore(model, checkpoint, path, construct=None):
                          f"differ from the run's ({differ[0]}{more}): another torch version or construction?")
 
 
+def gpt_config(model_args, path):
+    """model.GPTConfig of a checkpoint's model_args, each value checked as a config file's (its field's type and
+    GPTConfig's own ranges). Raises ValueError, one line naming path: a field this model.py lacks (a checkpoint of
+    another version), a value of the wrong type, or one out of range."""
+    known = {f.name: f for f in fields(GPTConfig)}
+    if not isinstance(model_args, dict):
+        raise ValueError(f"{path}: its model_args are not a dict of GPTConfig fields")
+    unknown = [k for k in model_args if k not in known]
+    if unknown:
+        raise ValueError(f"{path}: its model has field(s) {', '.join(unknown)} that this model.py's GPTConfig lacks "
+                         f"(a checkpoint of another version of the code)")
+    args = {}
+    for key, value in model_args.items():
+        default = known[key].default
+        try:
+            args[key] = check(key, value, None if default is MISSING else default, known[key].type)
+        except (ConfigError, TypeError) as e:
+            raise ValueError(f"{path}: its model_args: {e}") from None
+    try:
+        return GPTConfig(**args)
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"{path}: its model_args: {e}") from None
+
+
 def model_from_checkpoint(checkpoint, path, construct=None):
     """The GPT (on the CPU, in eval mode) that a train.py checkpoint read from path holds, every weight in place
     (restore, with construct for paper 2's constructions): checkpoint is load_checkpoint(path, keys=('model',
@@ -172,7 +196,7 @@ def model_from_checkpoint(checkpoint, path, construct=None):
     naming path (restore)."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(checkpoint['config'].get('seed', 1337))
-        model = GPT(GPTConfig(**checkpoint['model_args']))
+        model = GPT(gpt_config(checkpoint['model_args'], path))
     restore(model, checkpoint, path, construct)
     return model.eval()
 
@@ -217,6 +241,13 @@ def resume(out_dir, config, given):
     checkpoint = load_checkpoint(path, keys=('model', 'model_args', 'optimizer', 'scaler', 'iter_num',
                                              'best_val_loss', 'config', 'data_rng', 'torch_rng'), trained_only=True)
     saved = checkpoint['config']
+    if not isinstance(saved, dict):
+        raise ValueError(f"{path}: its config is not a dict of train.py's keys")
+    for key in [k for k in saved if k in config and config[k] is not None and k not in given]:
+        try:                                          # the saved config passes a config file's checks
+            saved[key] = check(key, saved[key], config[key])
+        except ConfigError as e:
+            raise ValueError(f"{path}: its saved config: {e}") from None
     for key in [k for k in run_keys(saved) if k in given] + [k for k in saved if k not in given]:
         if key not in saved or key not in config or key in ('init_from', 'out_dir', 'overwrite'):
             continue                                  # a key of an older or newer train.py: nothing to compare

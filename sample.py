@@ -24,10 +24,10 @@ import torch
 import torch.nn.functional as F
 
 import tasks
-from checkpoint import load_checkpoint, load_weights
+from checkpoint import gpt_config, load_checkpoint, load_weights
 from configurator import configure, fail
 from hardware import memory_shortfall, resolve_device
-from model import GPT, GPTConfig
+from model import GPT
 
 out_dir = 'out'                 # the run whose checkpoint to sample from (ckpt.pt, else ckpt_best.pt)
 ckpt = 'ckpt.pt'                # the checkpoint in out_dir: ckpt.pt (the last) or ckpt_best.pt (lowest val_loss)
@@ -84,10 +84,10 @@ short = memory_shortfall(weights + 4 * T * (16 * width + heads * T), device, dev
 if short:
     fail(f"{ckpt_path}: the model and one sample's forward pass need more memory than there is: {short}")
 try:
-    model = GPT(GPTConfig(**checkpoint['model_args']))
+    model = GPT(gpt_config(checkpoint['model_args'], ckpt_path))
     load_weights(model, checkpoint['model'], ckpt_path)
-except TypeError as e:                               # model_args of a model.py with other fields
-    fail(f"{ckpt_path}: its model_args do not fit model.py's GPTConfig ({e})")
+except ValueError as e:                              # model_args of another model.py, or out of range
+    fail(e)
 except ValueError as e:
     fail(e)
 not_finite = [name for name, p in model.named_parameters() if not torch.isfinite(p).all()]

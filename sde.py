@@ -599,9 +599,9 @@ def covariance(ckpt,                  # a checkpoint of train.py (ckpt.pt)
                device='cpu',          # cpu | cuda | cuda:N | mps | auto: where the models run (in float32)
                save=''):              # also write the result as JSON to this path
     """Paper 1, Table 6: token covariance of a checkpoint's model, trained and freshly initialised (its seed)."""
-    from checkpoint import load_checkpoint
+    from checkpoint import gpt_config, load_checkpoint
     from hardware import resolve_device
-    from model import GPT, GPTConfig
+    from model import GPT
     from runconfig import make_task
     try:
         device, _ = resolve_device(device)
@@ -610,7 +610,10 @@ def covariance(ckpt,                  # a checkpoint of train.py (ckpt.pt)
     except ValueError as e:
         fail(e)
     torch.manual_seed(ck['config'].get('seed', 1337))
-    model = GPT(GPTConfig(**ck['model_args'])).eval().to(device)      # initialised on the CPU: the same draw
+    try:
+        model = GPT(gpt_config(ck['model_args'], ckpt)).eval().to(device)   # initialised on the CPU: the same draw
+    except ValueError as e:
+        fail(e)
     out = dict(checkpoint=ckpt, iter=ck.get('iter_num'), variant=ck['model_args']['variant'],
                n_layer=ck['model_args']['n_layer'], sequences=len(x), init=token_covariance(model, x))
     model.load_state_dict(ck['model'])

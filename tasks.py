@@ -781,7 +781,8 @@ def check_settings(name, kwargs):
 
 def make_task(name, **kwargs):
     """Build a task by name with its keyword settings (see each task's function). Raises ValueError for an
-    unknown task or setting, or a setting out of range (check_settings)."""
+    unknown task or setting, a setting out of range (check_settings), or sizes whose arrays cannot be allocated
+    (numpy's estimate, before anything is allocated)."""
     if name not in TASKS:
         raise ValueError(f"unknown task {name!r}; choose from {', '.join(TASKS)}")
     check_settings(name, kwargs)
@@ -789,6 +790,10 @@ def make_task(name, **kwargs):
         return TASKS[name](**kwargs)
     except TypeError as e:  # an unknown keyword
         raise ValueError(f"task {name!r}: {e}") from None
+    except MemoryError as e:  # numpy refuses the allocation before making it: say which and how large
+        need = str(e).replace('Unable to allocate', 'its arrays need')
+        raise ValueError(f"task {name!r} with these settings cannot be built here: {need} (lower n_test or its "
+                         f"sizes)") from None
 
 
 if __name__ == '__main__':

@@ -111,6 +111,8 @@ ckpt_path, best_path = os.path.join(out_dir, 'ckpt.pt'), os.path.join(out_dir, '
 try:    # resumed: config takes the checkpoint's keys; new: out_dir may hold no run (unless --overwrite=True)
     ckpt = checkpoint.resume(out_dir, config, cli_given) if init_from == 'resume' else \
         checkpoint.check_new_run(out_dir, overwrite)
+    if ckpt is not None:
+        check_train_flags(config)                 # the checkpoint's settings pass the checks a config file's do
 except ValueError as e:
     fail(e)
 globals().update(config)
@@ -164,7 +166,9 @@ if train_order == 'epochs' and data.fixed_rows() is None:
     fail(f"--train_order=epochs needs a fixed training set, and {task} samples fresh examples (--fixed_train=True "
          f"fixes one for the synthetic tasks)")
 try:
-    model_args = checkpoint.same_model(ckpt, model_args, out_dir) if ckpt is not None else model_args
+    if ckpt is not None:                          # its model_args checked as a config file's, then against the task
+        checkpoint.gpt_config(ckpt['model_args'], ckpt_path)
+        model_args = checkpoint.same_model(ckpt, model_args, out_dir)
     gpt_config = GPTConfig(**model_args)
     if master:                                    # one run per out_dir (under DDP rank 0 writes it)
         lock_dir(out_dir)

@@ -63,3 +63,32 @@ def test_a_checkpoint_replaced_while_it_is_read_is_read_whole(tmp_path, monkeypa
     assert checkpoint.load_checkpoint(path, keys=('model',))['iter_num'] == 1
     monkeypatch.setattr(torch, 'load', real)
     assert checkpoint.load_checkpoint(path, keys=('model',))['iter_num'] == 2
+
+
+def test_a_checkpoint_from_elsewhere_is_checked_as_a_config_file(tmp_path, monkeypatch, capsys):
+    """A checkpoint whose model has a field this model.py lacks, or whose model_args or saved config hold a value of
+    the wrong type or range (a key the command line does not set, which the run takes from the checkpoint): one
+    line naming the file and the value, in train.py (resume) and checkpoint.gpt_config; never a traceback, never
+    accepted."""
+    from test_bad_input import TINY, run_script
+    run = str(tmp_path / 'run')
+    assert run_script('train.py', TINY + ['--max_iters=2', f'--out_dir={run}'], monkeypatch, capsys)[0] == 0
+    path = os.path.join(run, 'ckpt.pt')
+    good = torch.load(path, weights_only=True)
+    cases = [(dict(model_args=dict(good['model_args'], n_kv_head=2)), 'n_kv_head that this model.py'),
+             (dict(model_args=dict(good['model_args'], n_layer='two')), 'n_layer expects int'),
+             (dict(model_args=dict(good['model_args'], norm='batch')), "norm must be"),
+             (dict(config=dict(good['config'], weight_decay='heavy')), 'weight_decay expects float'),
+             (dict(config=dict(good['config'], weight_decay=-1.0)), '--weight_decay must be >= 0'),
+             (dict(config=dict(good['config'], beta1=2.0)), '--beta1 must be in [0, 1)')]
+    for change, message in cases:
+        bad = dict(good, **change)
+        bad.pop('sha256')
+        torch.save(bad, path)
+        code, _, err = run_script('train.py', TINY + ['--max_iters=3', f'--out_dir={run}', '--init_from=resume'],
+                                  monkeypatch, capsys)
+        lines = err.strip().splitlines()
+        assert code == 2 and len(lines) == 1 and message in lines[0], (change, err)
+        if 'model_args' in change:
+            with pytest.raises(ValueError, match=message):
+                checkpoint.gpt_config(bad['model_args'], path)

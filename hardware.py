@@ -10,6 +10,7 @@ import functools
 import json
 import os
 import platform
+import sys
 import threading
 import time
 
@@ -60,9 +61,21 @@ def init_process_group(device, device_type, backend, batch_size, timeout=600.0):
                              f"logic)")
         device = f'cuda:{local_rank % torch.cuda.device_count()}'
         torch.cuda.set_device(device)
-    torch.distributed.init_process_group(backend=backend,      # with device_id, NCCL binds the rank's GPU
-                                         device_id=torch.device(device) if backend == 'nccl' else None,
-                                         timeout=datetime.timedelta(seconds=timeout))
+    where = f"{os.environ['MASTER_ADDR']}:{os.environ['MASTER_PORT']}"
+    waiting = threading.Timer(5.0, lambda: print(
+        f"rank {rank}: waiting at {where} for the other {world_size - 1} process(es) of {world_size} (gives up after "
+        f"--ddp_timeout={timeout:g} s)", file=sys.stderr, flush=True))
+    waiting.daemon = True
+    waiting.start()                                 # said once, if the rendezvous takes more than 5 s
+    try:
+        torch.distributed.init_process_group(backend=backend,      # with device_id, NCCL binds the rank's GPU
+                                             device_id=torch.device(device) if backend == 'nccl' else None,
+                                             timeout=datetime.timedelta(seconds=timeout))
+    except (RuntimeError, TimeoutError, OSError) as e:        # a peer that never came, a port in use
+        raise ValueError(f"rank {rank}: the process group at {where} did not form within --ddp_timeout={timeout:g} s "
+                         f"({type(e).__name__}: {(str(e).splitlines() or [''])[0][:120]})") from None
+    finally:
+        waiting.cancel()
     return rank, world_size, device
 
 

@@ -554,3 +554,22 @@ def test_sample_ends_quietly_into_a_closed_pipe_on_ctrl_c_and_in_an_ascii_locale
                         "print('ROMEO: caf\\u00e9 \\u00a7'); print('after')"], cwd=ROOT, capture_output=True,
                        env=dict(env, PYTHONIOENCODING='ascii', LC_ALL='C'))
     assert r.returncode == 0 and r.stdout == b'ROMEO: caf? ?\nafter\n' and not r.stderr
+
+
+def test_a_rank_whose_peers_never_come_says_so_and_gives_up(tmp_path):
+    """RANK 0 of 2 started alone: within seconds one line says what it waits for and for how long, and after
+    --ddp_timeout one `error:` line, exit 2, not a silent wait."""
+    import socket
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, RANK='0', LOCAL_RANK='0', WORLD_SIZE='2', MASTER_ADDR='127.0.0.1', MASTER_PORT=str(port),
+               OMP_NUM_THREADS='1')
+    t0 = time.time()
+    r = subprocess.run([sys.executable, 'train.py', *TINY, '--max_iters=2', f'--out_dir={tmp_path}',
+                        '--ddp_timeout=8'], cwd=ROOT, capture_output=True, text=True, env=env, timeout=120)
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and 'Traceback' not in r.stderr and time.time() - t0 < 60, r.stderr[-2000:]
+    assert lines[0].startswith(f'rank 0: waiting at 127.0.0.1:{port} for the other 1 process(es) of 2')
+    assert lines[-1].startswith(f'error: rank 0: the process group at 127.0.0.1:{port} did not form within '
+                                f'--ddp_timeout=8 s')

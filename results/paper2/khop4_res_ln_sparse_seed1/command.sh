@@ -1,0 +1,1 @@
+OMP_NUM_THREADS=1 python train.py config/cpu/universal_khop4.py --residual=True --norm=layer --construction=sparse --seed=1 --n_embd=450 --out_dir=out/universal/cpu/khop4_res_ln_sparse_seed1 --overwrite=True

@@ -93,10 +93,15 @@ def prefixes(H, t):
     return list(itertools.product(range(H), repeat=t))
 
 
+def geometric(H, n):
+    """Σ_{t<n} H^t, the number of tree blocks above depth n, in closed form (n itself for H = 1)."""
+    return n if H == 1 else (H ** n - 1) // (H - 1)
+
+
 def M_all(H, L, d_in, d):
     """M = 2d·H(H^L-1)/(H-1) + H^L·d_in: columns of R_all = number of scalar equations per row of E
     (App. B; its text drops the factor 2 for Q and K). Also the width of our sparse layout, for every H."""
-    return 2 * d * sum(H ** (t + 1) for t in range(L)) + H ** L * d_in
+    return 2 * d * H * geometric(H, L) + H ** L * d_in
 
 
 def m_bar(H, L, d_in, d):
@@ -107,7 +112,7 @@ def m_bar(H, L, d_in, d):
 
 def m_bar_looped(H, L, d_in, d):
     """m̄_looped of Thm 3.2 as the paper states it: (H^{L+1}-1)/(H-1) · max(2d, d_in) (H = 1: (L+1)·max)."""
-    return sum(H ** t for t in range(L + 1)) * max(2 * d, d_in)
+    return geometric(H, L + 1) * max(2 * d, d_in)
 
 
 def m_looped(H, L, d_in, d):
@@ -117,7 +122,7 @@ def m_looped(H, L, d_in, d):
     R_Q, R_K through the first 2d columns) and the leaf product M_q (read by U through the first d_in
     columns): the same columns, two different contents. The tied R_V moves whole blocks one level up, so
     every block on the way to the root needs the same Q | K | M columns: width 2d + d_in everywhere."""
-    return sum(H ** t for t in range(L + 1)) * (2 * d + d_in)
+    return geometric(H, L + 1) * (2 * d + d_in)
 
 
 def lower_bound(H, L):
@@ -190,7 +195,7 @@ def solve_E(W, R):
 
 def m_sparse(H, L, d_in, d):
     """Width of the routed sparse layout: Σ_{t<L} H^t · max(2Hd, d_in) + H^L · d_in (= M when d_in ≤ 2Hd)."""
-    return sum(H ** t for t in range(L)) * max(2 * H * d, d_in) + H ** L * d_in
+    return geometric(H, L) * max(2 * H * d, d_in) + H ** L * d_in
 
 
 def sparse_layout(H, L, d_in, d):
@@ -770,13 +775,17 @@ def verify(H=2,                      # heads per layer
             fail(f"--{key} must be >= 1, got {value}")
     if m < 0:
         fail(f"--m must be >= 0 (0: the smallest that works), got {m}")
+    if not tol >= 0:
+        fail(f"--tol must be >= 0, got {tol}")
+    check_tree_size(H, L)
     M = M_all(H, L, d_in, d)      # before any allocation: R_V alone holds L H m² floats (M grows as H^L)
     width = m or min_width(construction, H, L, d_in, d)
-    short = memory_shortfall(8 * (L * H * width * (width + 2 * d) + width * d_in + (width * M if 'random' in
-                                                                                     construction else 0)))
+    inputs = 4 * n * (n * H + width + 2 * d_in)         # a batch of 4: scores, the stream, X and T(X)
+    short = memory_shortfall(8 * (L * H * width * (width + 2 * d) + width * d_in + inputs +
+                                  (width * M if 'random' in construction else 0)))
     if short:
-        fail(f"--H={H} --L={L} --d={d} --d_in={d_in}: the {construction} construction's weights (m = {width:,}) "
-             f"need more memory than there is: {short}; lower --H or --L")
+        fail(f"--H={H} --L={L} --d={d} --d_in={d_in} --n={n}: the {construction} construction's weights (m = "
+             f"{width:,}) and inputs need more memory than there is: {short}; lower --H, --L or --n")
     W = random_target(H, L, d_in, d, seed=seed)
     try:
         R, E, info = construct(construction, W, m=m or None, seed=seed + 1)
@@ -797,14 +806,25 @@ def verify(H=2,                      # heads per layer
     sys.exit(0 if err <= tol else 1)
 
 
+def check_tree_size(H, L, most=2 ** 40):
+    """fail() before anything is counted when the tree of head paths has more than `most` leaves (H^L, read off
+    its logarithm: a Python integer H ** L for L = 10^12 would never finish): no width of it fits a machine."""
+    if H > 1 and L * math.log2(H) > math.log2(most):
+        fail(f"--H={H} --L={L}: H^L = 2^{L * math.log2(H):,.0f} head paths, each a block of the embedding: far "
+             f"beyond any memory; lower --H or --L")
+
+
 def dims(H=0,                        # heads per layer; 0: the paper's settings
          L=0,                        # layers
          d=0,                        # head width
          d_in=0):                    # input width
     """m̄, M, m_sparse, m̄_looped (paper), m_looped (ours), H^{L/2} for the paper's settings (or one given by
     flags)."""
-    if H and min(L, d, d_in) < 1:
-        fail("with H given, L, d and d_in must be >= 1 too")
+    if H < 0 or (H and min(L, d, d_in) < 1):
+        fail(f"H must be >= 0 (0: the paper's settings), and with H given L, d and d_in >= 1, got H={H}, L={L}, "
+             f"d={d}, d_in={d_in}")
+    if H:
+        check_tree_size(H, L)
     rows = PAPER_SETTINGS if not H else [('custom', H, L, d, d_in, None)]
     print(f"{'setting':8} {'H':>2} {'L':>2} {'d':>3} {'d_in':>4} | {'m̄':>6} {'M':>6} {'m_sparse':>8} "
           f"{'m̄_looped':>10} {'m_looped':>9} {'H^(L/2)':>8} | paper m")

@@ -785,7 +785,8 @@ def verify(H=2,                      # heads per layer
                                   (width * M if 'random' in construction else 0)))
     if short:
         fail(f"--H={H} --L={L} --d={d} --d_in={d_in} --n={n}: the {construction} construction's weights (m = "
-             f"{width:,}) and inputs need more memory than there is: {short}; lower --H, --L or --n")
+             f"{width:,}) need more memory than there is: {short} (with inputs up to --n={n}); lower --H, --L or "
+             f"--n")
     W = random_target(H, L, d_in, d, seed=seed)
     try:
         R, E, info = construct(construction, W, m=m or None, seed=seed + 1)
@@ -806,7 +807,7 @@ def verify(H=2,                      # heads per layer
     sys.exit(0 if err <= tol else 1)
 
 
-def check_tree_size(H, L, most=2 ** 40):
+def check_tree_size(H, L, most=2 ** 200):
     """fail() before anything is counted when the tree of head paths has more than `most` leaves (H^L, read off
     its logarithm: a Python integer H ** L for L = 10^12 would never finish): no width of it fits a machine."""
     if H > 1 and L * math.log2(H) > math.log2(most):

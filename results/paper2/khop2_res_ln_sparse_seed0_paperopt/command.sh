@@ -1,0 +1,1 @@
+OMP_NUM_THREADS=1 python train.py config/cpu/universal_khop2.py --residual=True --norm=layer --construction=sparse --seed=0 --n_embd=450 --beta2=0.999 --grad_clip=0 --weight_decay=0 --min_lr_ratio=1 --out_dir=out/universal/cpu/khop2_res_ln_sparse_seed0_paperopt --overwrite=True

@@ -1,0 +1,1 @@
+OMP_NUM_THREADS=1 python train.py config/cpu/universal_khop2.py --residual=True --norm=layer --construction=sparse --seed=0 --n_embd=450 --khop_score_dne=True --out_dir=out/universal/cpu/khop2_res_ln_sparse_seed0_dne --overwrite=True

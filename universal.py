@@ -6,7 +6,8 @@ weights R_Q, R_K (m×d), R_V (m×m) and unembedding U (m×d_in) are FIXED; only 
 changes, and the right E makes it compute any target T ∈ TF_{H,L,d_in,d} exactly: UTF(X, E) = T(X).
 E plays the role of a program. This file
   1. builds the target class, the universal class (float64), and the three constructions of the fixed
-     weights -- sparse (Thm 3.1), looped (Thm 3.2), random (Thm 3.3/3.4) -- with their widths m̄, M;
+     weights -- sparse (Thm 3.1, routed as App. A.2; its identity reading as sparse_identity), looped (Thm 3.2),
+     random (Thm 3.3/3.4) -- with their widths m̄, M, m_sparse;
   2. checks them: `verify` (UTF(XE) = T(X) to 1e-9, causal or not, every length) and `dims`;
   3. writes those fixed weights into model.py's GPT (write_construction, train.py's --construction) and runs
      the paper's §5 experiments, where only E and U are trained (`experiments`; `table` rebuilds their tables

@@ -356,6 +356,7 @@ class Console:
 
     def _fail(self, e):
         import errno
+        from files import cause
         self._quiet = True
         try:                                        # later writes, and the interpreter's last flush, go nowhere
             null = os.open(os.devnull, os.O_WRONLY)
@@ -363,13 +364,11 @@ class Console:
             os.close(null)
         except (OSError, ValueError, AttributeError):
             pass
-        code = getattr(e, 'errno', None)
-        if self.on_close == 'exit' and self._name == 'stdout' and code == errno.EPIPE:
+        if self.on_close == 'exit' and self._name == 'stdout' and getattr(e, 'errno', None) == errno.EPIPE:
             raise SystemExit(141)                   # the reader has what it wanted (`| head`): end as quietly
-        cause = f"{errno.errorcode.get(code, code)}: {os.strerror(code)}" if code else str(e)
         other = sys.__stderr__ if self._name == 'stdout' else sys.__stdout__
         try:
-            print(f"note: {self._name} failed ({cause}); it stays quiet from here", file=other, flush=True)
+            print(f"note: {self._name} failed with {cause(e)}; it stays quiet from here", file=other, flush=True)
         except (OSError, ValueError, AttributeError):
             pass
         if self.on_close == 'exit' and self._name == 'stdout':

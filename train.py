@@ -167,9 +167,10 @@ if train_order == 'epochs' and data.fixed_rows() is None:
          f"fixes one for the synthetic tasks)")
 try:
     if ckpt is not None:                          # its model_args checked as a config file's, then against the task
-        checkpoint.gpt_config(ckpt['model_args'], ckpt_path)
+        gpt_config = checkpoint.gpt_config(ckpt['model_args'], ckpt_path)
         model_args = checkpoint.same_model(ckpt, model_args, out_dir)
-    gpt_config = GPTConfig(**model_args)
+    else:
+        gpt_config = GPTConfig(**model_args)
     if master:                                    # one run per out_dir (under DDP rank 0 writes it)
         lock_dir(out_dir)
     if memory_check:                              # before any weight is allocated

@@ -523,14 +523,14 @@ def test_a_closed_console_never_stops_training(tmp_path):
                        executable='/bin/bash')
     assert len(r.stdout.splitlines()) == 2 and 'Traceback' not in r.stderr, r.stderr[-2000:]
     assert records(str(out), 'log.jsonl')[-1]['iter'] == 40 and (out / 'ckpt.pt').is_file()
-    assert r.stderr.count('note: stdout failed (EPIPE') == 1, r.stderr[-2000:]
+    assert r.stderr.count('note: stdout failed with EPIPE') == 1, r.stderr[-2000:]
     if os.path.exists('/dev/full'):
         full = tmp_path / 'full'
         with open('/dev/full', 'w') as stdout:
             r = subprocess.run([sys.executable, 'train.py', *TINY, '--max_iters=20', f'--out_dir={full}'], cwd=ROOT,
                                stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=300,
                                env=dict(os.environ, OMP_NUM_THREADS='1'))
-        assert r.returncode == 0 and 'note: stdout failed (ENOSPC' in r.stderr and 'Traceback' not in r.stderr
+        assert r.returncode == 0 and 'note: stdout failed with ENOSPC' in r.stderr and 'Traceback' not in r.stderr
         assert records(str(full), 'log.jsonl')[-1]['iter'] == 20
 
 

@@ -8,6 +8,7 @@ import math
 import os
 import signal
 import sys
+import time
 import traceback
 from contextlib import contextmanager
 
@@ -40,15 +41,20 @@ STOP_SIGNALS = tuple(getattr(signal, name) for name in ('SIGINT', 'SIGTERM', 'SI
 
 class StopSignals:
     """Context manager: while it is open, each of STOP_SIGNALS asks the run to stop after the step under way:
-    `signum` is the first such signal (0 while none has come), and a second exits at once with 128 + signum. A
-    signal other than SIGINT and SIGTERM that was ignored when the run started (SIGHUP under nohup) stays
-    ignored; SIGXFSZ is ignored (a write past the file-size limit fails with EFBIG instead). The handlers that
-    were there before are put back on exit."""
+    `signum` is the first such signal (0 while none has come), and a second, REPEAT_S seconds or more after the
+    first, exits at once with 128 + signum. One sooner is the same request delivered twice: coreutils `timeout`
+    signals its child and then the child's process group, a terminal's Ctrl-C reaches torchrun and its workers,
+    which torchrun signals again. A signal other than SIGINT and SIGTERM that was ignored when the run started
+    (SIGHUP under nohup) stays ignored; SIGXFSZ is ignored (a write past the file-size limit fails with EFBIG
+    instead). The handlers that were there before are put back on exit, unless a stop was asked: the process is
+    then on its way out, and the stop signals are ignored, so that a repeat does not end it by the default action
+    (a signal number for its exit status, 143 lost) while the interpreter shuts down."""
 
     SIGNALS = STOP_SIGNALS
+    REPEAT_S = 1.0
 
     def __enter__(self):
-        self.signum = 0
+        self.signum, self.first_at = 0, None
         self.before = {sig: signal.getsignal(sig) for sig in self.SIGNALS}
         for sig, handler in self.before.items():
             if handler is not signal.SIG_IGN or sig in (signal.SIGINT, signal.SIGTERM):
@@ -59,8 +65,10 @@ class StopSignals:
 
     def request(self, signum, frame):
         if self.signum:
-            os._exit(128 + signum)
-        self.signum = signum
+            if time.monotonic() - self.first_at >= self.REPEAT_S:
+                os._exit(128 + signum)
+            return
+        self.signum, self.first_at = signum, time.monotonic()
         try:
             print(f"{signal.Signals(signum).name}: stopping after this step, with ckpt.pt saved (again: exit at "
                   f"once)", file=sys.stderr, flush=True)
@@ -69,7 +77,7 @@ class StopSignals:
 
     def __exit__(self, *exc):
         for sig, handler in self.before.items():
-            signal.signal(sig, handler)
+            signal.signal(sig, signal.SIG_IGN if self.signum and sig in self.SIGNALS else handler)
 
 
 def fault(message):

@@ -398,6 +398,42 @@ def test_a_signal_saves_and_resume_continues_exactly(sig, prefetch, tmp_path, mo
     assert [r['loss'] for r in b] == pytest.approx([r['loss'] for r in a], rel=1e-6)
 
 
+def test_a_signal_delivered_twice_is_one_request(tmp_path):
+    """coreutils `timeout` sends SIGTERM to its child and then to the child's process group, so the run gets it
+    twice within microseconds (here 50 ms apart, after the first was handled): still one stop, saved and recorded."""
+    out = str(tmp_path / 'run')
+    p = start_run(out, session=True)
+    os.kill(p.pid, signal.SIGTERM)
+    time.sleep(0.05)
+    os.killpg(p.pid, signal.SIGTERM)
+    assert p.wait(timeout=120) == 128 + signal.SIGTERM, open(f'{out}.err').read()[-2000:]
+    at = torch.load(os.path.join(out, 'ckpt.pt'), weights_only=True)['iter_num']
+    assert records(out, 'train_log.jsonl')[-1].items() >= dict(iter=at, stopped='SIGTERM').items()
+
+
+def test_a_second_signal_later_exits_at_once(monkeypatch):
+    """A signal REPEAT_S seconds or more after the first exits at once with 128 + N; one sooner is ignored. Once a
+    stop was asked, leaving the context ignores the stop signals (the process is on its way out)."""
+    import run_guard
+    clock, exits = [100.0], []
+    monkeypatch.setattr(run_guard.time, 'monotonic', lambda: clock[0])
+    monkeypatch.setattr(run_guard.os, '_exit', exits.append)
+    before = {sig: signal.getsignal(sig) for sig in run_guard.STOP_SIGNALS}
+    try:
+        with run_guard.StopSignals() as signals:
+            signals.request(signal.SIGTERM, None)
+            clock[0] += signals.REPEAT_S / 2
+            signals.request(signal.SIGTERM, None)
+            assert (signals.signum, exits) == (signal.SIGTERM, [])
+            clock[0] += signals.REPEAT_S
+            signals.request(signal.SIGINT, None)
+            assert exits == [128 + signal.SIGINT]
+        assert {signal.getsignal(sig) for sig in run_guard.STOP_SIGNALS} == {signal.SIG_IGN}
+    finally:
+        for sig, handler in before.items():           # this process's later children inherit what it ignores
+            signal.signal(sig, handler)
+
+
 @pytest.mark.parametrize('name', [s.name for s in __import__('run_guard').STOP_SIGNALS
                                   if s.name not in ('SIGINT', 'SIGTERM', 'SIGHUP')])
 def test_every_end_of_job_signal_saves_like_sigterm(name, tmp_path):

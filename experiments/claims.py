@@ -296,6 +296,10 @@ def facts(root, run, cell, records):
     done = series[-1].get('iter') if series else None
     planned = cell.get('steps') or (planned_steps(root, run) if done is not None else None)
     cpu_s = records[-1].get('cpu_s') if records else None
+    cpu_file = os.path.join(root, 'results', run, 'cpu_s.txt')     # a train.py run's, measured around it
+    if cpu_s is None and os.path.isfile(cpu_file):
+        with open(cpu_file) as f:
+            cpu_s = float(f.read().split()[0])
     return dict(done=done, planned=planned, cpu_s=cpu_s,
                 finished=done is None or planned is None or done >= planned,
                 trend=trend(series, cell['metric'], cell['scale'], percent) if metric_ok and series else None,

@@ -386,7 +386,7 @@ def keep_freed_memory():
     MALLOC_MMAP_MAX_=0 in the environment, plus no trimming). The cost: the process keeps its peak resident
     memory until it exits (release_free_memory gives it back), and without mmap the heap can fragment: one
     model at paper 1's LM shape holds steady, but this model and Hugging Face's Llama in one eager process
-    grew to 23.3 GiB (killed) where the default allocator peaks at 12.8 (docs/performance.md#kept-memory).
+    grew to 23.3 GiB (killed) where the default allocator peaks at 12.8 (results/performance/README.md#kept-memory).
     train.py and bench.py call it only with cpu_keep_memory=True. Returns True when applied, False without
     glibc (macOS, Windows, musl), where nothing changes."""
     libc = glibc()

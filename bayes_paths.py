@@ -31,6 +31,7 @@ import importlib.util
 import json
 import math
 import os
+import re
 import time
 import warnings
 
@@ -39,6 +40,7 @@ import torch
 from tqdm import tqdm
 
 from configurator import fail, run_command
+from files import cause, input_file, output_file, output_folder
 from hardware import memory_shortfall
 
 DTYPE = torch.float64
@@ -649,6 +651,68 @@ def require(condition, message):
         fail(message)
 
 
+MAX_PATHS = 2 ** 16       # |Π| = heads**layers above this is no network the theory can hold (kernels are |Π|² P²)
+
+
+def at_least(bound, **values):
+    """Stop with one `error:` line unless every value (a setting, named by its key) is >= bound."""
+    for key, value in values.items():
+        require(value >= bound, f"--{key} must be >= {bound}, got {value}")
+
+
+def rates(**values):
+    """Stop with one `error:` line unless every value (a learning rate or a temperature) is in (0, 10]."""
+    for key, value in values.items():
+        require(0 < value <= 10, f"--{key} must be in (0, 10], got {value}")
+
+
+def common(seed, threads=1, out_dir=None):
+    """The commands' shared checks: a seed numpy and torch accept, a thread count torch can set, and the output
+    folder made and writable before any work (files.output_folder)."""
+    require(0 <= seed < 2 ** 32, f"--seed must be in [0, 2^32), got {seed}")
+    require(1 <= threads <= 1024, f"--threads must be in [1, 1024], got {threads}")
+    if out_dir is not None:
+        try:
+            output_folder(out_dir, 'out_dir')
+        except ValueError as e:
+            fail(e)
+
+
+def path_count(heads, layers):
+    """|Π| = heads**layers, the number of attention paths; one `error:` line past MAX_PATHS (checked on
+    logarithms, so that absurd settings never form the power)."""
+    require(layers * math.log2(heads) <= math.log2(MAX_PATHS),
+            f"--heads={heads} --layers={layers}: heads^layers paths, over {MAX_PATHS:,}; lower --heads=<n> or "
+            f"--layers=<n>")
+    return heads ** layers
+
+
+def fits(need, settings, lower):
+    """Stop with one `error:` line when need bytes (the estimate, before anything is built) exceed the memory
+    available; settings names the keys behind it, lower the ones to lower."""
+    short = memory_shortfall(need)
+    require(not short, f"{settings}: {short}; lower {lower}")
+
+
+def hmc_checks(seed, P, P_test, T, N0_feat, tau, beta, sigma_par, sigma_perp, denoise_head, lr, max_iters, n_paths,
+               out_dir, N=1):
+    """hmc's and nuts' settings checked before any work, with the memory of the data, the attentioned inputs and
+    the path kernels (P + P_test)² |Π|² estimated up front."""
+    common(seed)
+    require(P >= 2 and P_test >= 1, f"need P >= 2 and P_test >= 1, got P={P}, P_test={P_test}")
+    require(T >= 2 and N0_feat >= 2, f"need T >= 2 and N0_feat >= 2, got T={T}, N0_feat={N0_feat}")
+    require(denoise_head in DENOISE_HEADS,
+            f"denoise_head must be one of {', '.join(DENOISE_HEADS)}, got {denoise_head!r}")
+    at_least(1, max_iters=max_iters)
+    rates(tau=tau, lr=lr)
+    for key, value in dict(beta=beta, sigma_par=sigma_par, sigma_perp=sigma_perp).items():
+        require(0 < value < 1e6, f"--{key} must be in (0, 1e6), got {value}")
+    n, D = P + P_test, N0_feat + T + 1
+    fits(8 * (n * (T + 1) * D + 3 * n * (T + 1) ** 2 + n * n * n_paths ** 2 + N * D * 8),
+         f"--P={P} --P_test={P_test} --T={T} --N0_feat={N0_feat}", "--P=<n>, --P_test=<n>, --T=<n> or --N0_feat=<n>")
+    common(seed, out_dir=out_dir)
+
+
 def checked_device(name):
     """torch.device(name); stops with one `error:` line if name is no device or a CUDA device is not available."""
     try:
@@ -1217,12 +1281,8 @@ def hmc(out_dir='out/paths',          # results.json and PNGs go here (nuts.json
         tol=1e-5,                     # stop when the largest gradient entry is below this
         max_iters=20000):             # most Adam steps per minimisation
     """Fig. 2 and 5b/c of paper 3 (App. G): GP accuracy of sub-networks, finite-width theory over N, U, kernels."""
-    require(P >= 2 and P_test >= 1, f"need P >= 2 and P_test >= 1, got P={P}, P_test={P_test}")
-    require(denoise_head in DENOISE_HEADS,
-            f"denoise_head must be one of {', '.join(DENOISE_HEADS)}, got {denoise_head!r}")
-    require(T >= 2 and N0_feat >= 2, f"need T >= 2 and N0_feat >= 2, got T={T}, N0_feat={N0_feat}")
     require(len(widths) > 0 and min(widths) >= 1, f"widths must be positive, got {widths}")
-    require(tau > 0, f"tau must be positive, got {tau}")
+    hmc_checks(seed, P, P_test, T, N0_feat, tau, beta, sigma_par, sigma_perp, denoise_head, lr, max_iters, 4, out_dir)
     net = 'good+denoise' if two_paths else 'all'
     d = hmc_setup(P, P_test, seed, T, N0_feat, sigma_par, sigma_perp, beta, denoise_head=denoise_head)
     idx, heads = d['nets'][net]
@@ -1234,7 +1294,6 @@ def hmc(out_dir='out/paths',          # results.json and PNGs go here (nuts.json
     res['config'] = dict(P=P, P_test=P_test, T=T, N0_feat=N0_feat, tau=tau, beta=beta, sigma_par=sigma_par,
                          sigma_perp=sigma_perp, denoise_head=denoise_head, seed=seed, lr=lr, tol=tol,
                          max_iters=max_iters)
-    os.makedirs(out_dir, exist_ok=True)
     save_json(res, os.path.join(out_dir, 'results.json'))
     plot_hmc(res, out_dir, nuts_point(os.path.join(out_dir, 'nuts.json'), net, denoise_head))
     N_small = min(widths)
@@ -1266,16 +1325,16 @@ def nuts(out_dir='out/paths',         # nuts.json and paths_nuts_U.png go here (
          max_iters=20000):            # its most steps
     """App. F of paper 3: NUTS samples of the HMC network's weights at width N against the theory (needs pyro-ppl)."""
     require(N >= 1 and warmup >= 0 and samples >= 1, f"need N, samples >= 1, warmup >= 0, got {N}, {samples}, {warmup}")
-    require(P >= 2 and P_test >= 1 and tau > 0, f"need P >= 2, P_test >= 1, tau > 0, got {P}, {P_test}, {tau}")
+    at_least(1, max_tree_depth=max_tree_depth)
+    require(N < 2 ** 20, f"--N must be below 2^20 (NUTS samples N x N0 weights per head), got {N}")
     if importlib.util.find_spec('pyro') is None:
         fail("bayes_paths.py nuts needs pyro-ppl (pip install pyro-ppl), an optional dependency")
-    require(denoise_head in DENOISE_HEADS,
-            f"denoise_head must be one of {', '.join(DENOISE_HEADS)}, got {denoise_head!r}")
+    hmc_checks(seed, P, P_test, T, N0_feat, tau, beta, sigma_par, sigma_perp, denoise_head, lr, max_iters, 4, out_dir,
+               N=N)
     net = 'good+denoise' if two_paths else 'all'
     d = hmc_setup(P, P_test, seed, T, N0_feat, sigma_par, sigma_perp, beta, denoise_head=denoise_head)
     res = nuts_check(d, net, N, tau, warmup, samples, max_tree_depth, seed, lr, tol, max_iters)
     res['denoise_head'] = denoise_head
-    os.makedirs(out_dir, exist_ok=True)
     save_json(res, os.path.join(out_dir, 'nuts.json'))
     plot_U_grid({'theory': res['U_theory'], 'NUTS': res['U_sampled']}, res['paths'],
                 os.path.join(out_dir, 'paths_nuts_U.png'), f'U at N={N}: theory vs sampled')
@@ -1318,6 +1377,23 @@ def oneshot(out_dir='out/paths-oneshot',   # results.json and PNGs go here
     require(heads >= 1 and layers >= 1, f"need heads, layers >= 1, got {heads}, {layers}")
     require(min(n_embd, qk_dim, gd_steps, gd_batch, eval_every, n_eval) >= 1,
             "n_embd, qk_dim, gd_steps, gd_batch, eval_every and n_eval must be at least 1")
+    at_least(1, max_iters=max_iters, nuts_tree_depth=nuts_tree_depth)
+    require(re.fullmatch(r'[\w.+-]*', tag), f"--tag must be letters, digits, _ . + or - (it ends file names), got {tag!r}")
+    at_least(0, nuts_warmup=nuts_warmup, gd_max_minutes=gd_max_minutes)
+    rates(gd_lr=gd_lr, lr=lr)
+    n, T, N0 = path_count(heads, layers), 48, PATCH * PATCH
+    fits(4 * layers * heads * 2 * qk_dim * n_embd + 4 * 8 * gd_batch * T * n_embd * (heads + 2) * layers
+         + 8 * (P * P * n * n + 2 * n_eval * P * n + (P + 4 * n_eval) * (n * N0 + T * N0)),
+         f"--n_embd={n_embd} --qk_dim={qk_dim} --heads={heads} --layers={layers} --gd_batch={gd_batch} --P={P} "
+         f"--n_eval={n_eval}", "the one that is larger than meant")
+    try:
+        if load:
+            input_file(load, 'load')
+        if save_model:
+            output_file(save_model, 'save_model')
+    except ValueError as e:
+        fail(e)
+    common(seed, out_dir=out_dir)
     require(param in PARAMS, f"param must be one of {', '.join(PARAMS)}, got {param!r}")
     require(optimizer in OPTIMIZERS, f"optimizer must be one of {', '.join(OPTIMIZERS)}, got {optimizer!r}")
     require(P >= 2, f"P must be at least 2, got {P}")
@@ -1325,7 +1401,6 @@ def oneshot(out_dir='out/paths-oneshot',   # results.json and PNGs go here
     require(len(taus) > 0 and min(taus) > 0, f"taus must be positive, got {taus}")
     require(nuts_samples == 0 or importlib.util.find_spec('pyro') is not None,
             "nuts_samples > 0 needs pyro-ppl (pip install pyro-ppl), an optional dependency")
-    require(not load or os.path.exists(load), f"load={load!r}: no such file")
     dev = checked_device(device)
     try:
         data = oneshot_data(data_dir, n_eval, seed)
@@ -1333,11 +1408,14 @@ def oneshot(out_dir='out/paths-oneshot',   # results.json and PNGs go here
         fail(f"missing data file {e.filename} (data_dir={data_dir} must hold {', '.join(ONESHOT_FILES)})")
     N0 = data['train'][0].shape[-1]
     if load:
-        ckpt = torch.load(load, map_location='cpu')
-        arch = ckpt['arch']
-        n_embd, qk_dim, param, shape = arch['n_embd'], arch['qk_dim'], arch['param'], tuple(arch['heads'])
-        model = PathsNet(N0, n_embd, qk_dim, shape, param)
-        model.load_state_dict(ckpt['state_dict'])
+        try:
+            ckpt = torch.load(load, map_location='cpu')
+            arch = ckpt['arch']
+            n_embd, qk_dim, param, shape = arch['n_embd'], arch['qk_dim'], arch['param'], tuple(arch['heads'])
+            model = PathsNet(N0, n_embd, qk_dim, shape, param)
+            model.load_state_dict(ckpt['state_dict'])
+        except Exception as e:                  # any unpickling, missing key or shape error: not such a file
+            fail(f"--load={load} is not a model written by --save_model: {cause(e)}")
         model = model.to(dev).eval()
         train_info = ckpt['train']
         print(f"one-shot: GD model from {load}: N={n_embd}, G={qk_dim}, heads={shape}, param={param}, "
@@ -1349,7 +1427,6 @@ def oneshot(out_dir='out/paths-oneshot',   # results.json and PNGs go here
         model, train_info = train_gd_model(data['train'], data['sets']['val'], shape, n_embd, qk_dim, gd_steps,
                                            gd_batch, gd_lr, eval_every, seed, dev, param, gd_max_minutes)
         if save_model:
-            os.makedirs(os.path.dirname(os.path.abspath(save_model)), exist_ok=True)
             torch.save(dict(state_dict=model.state_dict(), train=train_info,
                             arch=dict(n_embd=n_embd, qk_dim=qk_dim, param=param, heads=list(shape))), save_model)
     sets = data['sets']
@@ -1386,7 +1463,6 @@ def oneshot(out_dir='out/paths-oneshot',   # results.json and PNGs go here
                            optimizer=optimizer, seed=seed))
     if nuts_samples > 0:
         res['nuts'] = oneshot_nuts(th, N_small, shape, nuts_warmup, nuts_samples, seed, nuts_tree_depth)
-    os.makedirs(out_dir, exist_ok=True)
     save_json(res, os.path.join(out_dir, 'results.json'))
     plot_oneshot(res, out_dir, tag)
     print_oneshot(res)
@@ -1404,14 +1480,13 @@ def timing(P=600,                     # training examples (the one-shot theory's
            threads=1,                 # torch threads
            seed=0):                   # random attentioned inputs and labels
     """Milliseconds per action-gradient step (paper 3, eqs. 11-12) from path kernels C against contracting ξ."""
-    for key, value in dict(P=P, heads=heads, layers=layers, N0=N0, N=N, repeats=repeats, threads=threads).items():
-        require(value >= 1, f"--{key} must be >= 1, got {value}")
-    require(tau > 0, f"--tau must be > 0, got {tau}")
-    shape, n = (heads,) * layers, heads ** layers
-    short = memory_shortfall(8 * (P * n * N0 + P * P * n * n))          # xi (P, |Π|, N0) and C (P, P, |Π|, |Π|)
-    require(not short, f"--P={P} --heads={heads} --layers={layers} --N0={N0}: xi and the path kernels C "
-                       f"(P² |Π|² floats, |Π| = {n:,}) need more memory than there is: {short}; lower --P=<n>, --heads=<n> "
-                       f"or --layers=<n>")
+    at_least(1, P=P, heads=heads, layers=layers, N0=N0, N=N, repeats=repeats)
+    rates(tau=tau)
+    common(seed, threads)
+    n = path_count(heads, layers)
+    shape = (heads,) * layers
+    fits(8 * (P * n * N0 + P * P * n * n), f"--P={P} --heads={heads} --layers={layers} --N0={N0}: xi and the path "
+         f"kernels C (P² |Π|² floats, |Π| = {n:,})", "--P=<n>, --heads=<n> or --layers=<n>")
     torch.set_num_threads(threads)
     g = torch.Generator().manual_seed(seed)
     xi = torch.randn(P, n, N0, generator=g, dtype=DTYPE)

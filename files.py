@@ -30,6 +30,45 @@ def warn_once(key, message):
         print(f"warning: {message}", file=sys.stderr, flush=True)
 
 
+def output_folder(path, key):
+    """Make the folder a script will write into (key names its setting), before any work, so that an unusable one
+    costs nothing: returns path. Raises ValueError naming key, the path and the cause (a file in the way, no
+    permission, a read-only file system)."""
+    if not path:
+        raise ValueError(f"--{key} is empty: name a folder")
+    try:
+        os.makedirs(path, exist_ok=True)
+        probe = os.path.join(path, f'.write_test.{os.getpid()}')
+        with open(probe, 'w'):
+            pass
+        os.remove(probe)
+    except OSError as e:
+        raise ValueError(f"--{key}={path}: cannot write there: {cause(e)}") from None
+    return path
+
+
+def output_file(path, key):
+    """Check, before any work, that a script can write the file path (key names its setting): its folder made and
+    writable, the path not a folder. Returns path. Raises ValueError naming key, the path and the cause."""
+    if os.path.isdir(path):
+        raise ValueError(f"--{key}={path} is a folder: name a file")
+    output_folder(os.path.dirname(os.path.abspath(path)), key)
+    return path
+
+
+def input_file(path, key):
+    """Check that path names a readable file (key names its setting). Returns path. Raises ValueError naming
+    key, the path and what is wrong (missing, a folder, not readable)."""
+    if os.path.isdir(path):
+        raise ValueError(f"--{key}={path} is a folder: name a file")
+    try:
+        with open(path, 'rb'):
+            pass
+    except OSError as e:
+        raise ValueError(f"--{key}={path}: {cause(e)}") from None
+    return path
+
+
 UNSUPPORTED = {errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS, errno.ENOLCK}
 
 

@@ -41,6 +41,8 @@ import torch
 from tqdm import tqdm
 
 from configurator import fail, run_command
+from files import output_file, output_folder
+from hardware import memory_shortfall
 
 # -----------------------------------------------------------------------------
 
@@ -567,10 +569,22 @@ def check(checks='abc',               # which checks to run: some of a, b, c
         fail(f"samples_onestep and draws must be at least 2, got {samples_onestep}, {draws}")
     if not widths or min(widths) < m or not taus or min(taus) <= 0:
         fail(f"widths must be at least m = {m} and taus positive, got widths={widths}, taus={taus}")
+    if num_threads > 1024:
+        fail(f"--num_threads must be at most 1024, got {num_threads}")
+    need = 8 * max(('a' in checks) * samples_onestep * max(n_drift, n_onestep) * m * 4,     # float64 tensors
+                   ('b' in checks) * draws * max(widths) * (max(widths) + 2 * m),
+                   ('c' in checks) * draws_collapse * (3 * n_collapse ** 2 + 3 * n_collapse * m_collapse + m_collapse ** 2))
+    short = memory_shortfall(need)
+    if short:
+        fail(f"the checks' tensors (the widths times draws and samples) need {short}; lower --draws=<n>, "
+             f"--samples_onestep=<n>, --widths=<n,...>, --n_collapse=<n> or --draws_collapse=<n>")
+    try:
+        output_folder(out_dir, 'out_dir')
+    except ValueError as e:
+        fail(e)
     torch.set_num_threads(num_threads)
     import matplotlib
     matplotlib.use('Agg')
-    os.makedirs(out_dir, exist_ok=True)
     res, rows = {'config': config}, []
     if 'a' in checks:
         res['a'], r = check_a(n_drift, n_onestep, samples_onestep, z_max, seed)
@@ -603,21 +617,22 @@ def covariance(ckpt,                  # a checkpoint of train.py (ckpt.pt)
     from hardware import resolve_device
     from model import GPT
     from runconfig import make_task
+    if n_seq < 1:
+        fail(f"--n_seq must be >= 1, got {n_seq}")
     try:
+        if save:
+            output_file(save, 'save')
         device, _ = resolve_device(device)
         ck = load_checkpoint(ckpt, keys=('model', 'model_args', 'config'))
         x = torch.as_tensor(make_task(ck['config']).eval_set()[0][:n_seq]).to(device)
-    except ValueError as e:
-        fail(e)
-    torch.manual_seed(ck['config'].get('seed', 1337))
-    try:
+        torch.manual_seed(ck['config'].get('seed', 1337))
         model = GPT(gpt_config(ck['model_args'], ckpt)).eval().to(device)   # initialised on the CPU: the same draw
-    except ValueError as e:
+        out = dict(checkpoint=ckpt, iter=ck.get('iter_num'), variant=ck['model_args']['variant'],
+                   n_layer=ck['model_args']['n_layer'], sequences=len(x), init=token_covariance(model, x))
+        model.load_state_dict(ck['model'])
+        out['trained'] = token_covariance(model, x)
+    except ValueError as e:         # a checkpoint whose task and model disagree (sequences longer than block_size)
         fail(e)
-    out = dict(checkpoint=ckpt, iter=ck.get('iter_num'), variant=ck['model_args']['variant'],
-               n_layer=ck['model_args']['n_layer'], sequences=len(x), init=token_covariance(model, x))
-    model.load_state_dict(ck['model'])
-    out['trained'] = token_covariance(model, x)
     print(f"{out['variant']}, {out['n_layer']} layers, {len(x)} sequences: covariance (1e-2) "
           f"{100 * out['init']['covariance']:.3f} at init, {100 * out['trained']['covariance']:.3f} trained; "
           f"correlation {out['init']['correlation']:.3f} at init, {out['trained']['correlation']:.3f} trained")

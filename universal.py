@@ -597,7 +597,14 @@ def experiment_runs(which, size, seeds, d_list=D_LIST, sweep_arch='res_ln', task
     khop2_<arch>_d<d>_m<m>_<model>_seed<k> in the sweep; flags (more train.py flags) go with a
     tag that ends the names (_<tag>). The fully trained model runs at full_lr_scale × the config's learning rate
     (--learning_rate in its command; 0: FULL_LR_SCALE[size][task]); a sparse model runs at its construction's
-    width (--n_embd=min_width) where the config's n_embd is below it. Raises ValueError for another experiment."""
+    width (--n_embd=min_width) where the config's n_embd is below it. Raises ValueError for another experiment,
+    size, task, architecture or model."""
+    if size not in ('cpu', 'paper'):
+        raise ValueError(f"size must be cpu or paper, got {size!r}")
+    if sweep_arch not in ARCHS or not set(archs or ()) <= set(ARCHS) or not set(tasks or ()) <= set(TASKS):
+        raise ValueError(f"archs and sweep_arch must be in {', '.join(ARCHS)}; tasks in {', '.join(TASKS)}")
+    if not set(models or ()) <= set(MODELS + (IDENTITY,)):
+        raise ValueError(f"models must be in {', '.join(MODELS + (IDENTITY,))}, got {', '.join(models)}")
     cfg_dir = 'config/cpu' if size == 'cpu' else 'config'
     conf = lambda t: f'{cfg_dir}/universal_{t}.py'
     config_lr = lambda t: train_keys([conf(t)], learning_rate=0.0)['learning_rate']
@@ -857,12 +864,6 @@ def experiments(which='table1',      # table1 | table2 | msweep
     command.sh in results/, then print the table of every run of the experiment found there, beside the paper's
     numbers, and write assets/universal_<which>_<size>[_<tag>].png. SIGINT / SIGTERM stop it cleanly: the runs
     under way save their checkpoints and stop, no more start, and it exits 1 naming them."""
-    if size not in ('cpu', 'paper'):
-        fail(f"size must be cpu or paper, got {size!r}")
-    if sweep_arch not in ARCHS or not set(archs) <= set(ARCHS) or not set(tasks) <= set(TASKS):
-        fail(f"archs and sweep_arch must be in {', '.join(ARCHS)}; tasks in {', '.join(TASKS)}")
-    if not set(models) <= set(MODELS + (IDENTITY,)):
-        fail(f"models must be in {', '.join(MODELS + (IDENTITY,))}, got {', '.join(models)}")
     if jobs < 1:
         fail(f"jobs must be >= 1, got {jobs}")
     try:

@@ -110,12 +110,16 @@ def test_a_stopped_rank_ends_the_other_with_one_line(sig, message, tmp_path):
 
 @pytest.fixture(scope='module')
 def char_lm(tmp_path_factory):
+    return make_char_lm(tmp_path_factory.mktemp('char_lm'))
+
+
+def make_char_lm(root):
     """Character-level data (prepared) and two untrained checkpoints of a language model on it, block_size 16:
-    rotary (standard) and learned positions (random). Returns {'data': folder, variant: out_dir}."""
+    rotary (standard) and learned positions (random), under the folder root (a pathlib.Path). Returns
+    {'data': folder, variant: out_dir}."""
     import text_data
     from configurator import run_command
     from model import GPT, GPTConfig
-    root = tmp_path_factory.mktemp('char_lm')
     (root / 'text.txt').write_text('the cat sat on the mat. ' * 200)
     run_command(dict(prepare=text_data.prepare_command), ['prepare', 'x', f'--input={root / "text.txt"}',
                 '--tokenizer=char', '--test_fraction=0.1', f'--out_dir={root / "data"}'])
@@ -125,7 +129,7 @@ def char_lm(tmp_path_factory):
         cfg = GPTConfig(vocab_size=vocab, block_size=16, n_layer=1, n_head=2, n_embd=16, variant=variant)
         os.makedirs(root / variant)
         torch.save(dict(model=GPT(cfg).state_dict(), model_args=vars(cfg), config=dict(
-            task='lm', lm_data_dir=found['data'], lm_compact_vocab=False)), root / variant / 'ckpt.pt')
+            task='lm', lm_data_dir=found['data'], lm_compact_vocab=False, lm_block_size=16)), root / variant / 'ckpt.pt')
         found[variant] = str(root / variant)
     return found
 

@@ -44,9 +44,15 @@ def batches(draw, state, batch_size, prefetch=0):
                                             worker_init_fn=leave_process_group))
 
 
+MAX_PREFETCH = 64        # batches held ahead in memory: a few hide the draw's time, more only hold memory
+
+
 def default_prefetch(prefetch, device_type):
     """The batches to draw ahead: prefetch, or where it is None 2 on a GPU (0 elsewhere, or where processes cannot
-    be forked). Raises ValueError for prefetch > 0 where they cannot."""
+    be forked). Raises ValueError for prefetch above MAX_PREFETCH, or > 0 where processes cannot be forked."""
+    if prefetch is not None and prefetch > MAX_PREFETCH:
+        raise ValueError(f"--prefetch={prefetch}: at most {MAX_PREFETCH} batches are drawn ahead (each one held in "
+                         f"memory); 2 hides the draw's time")
     forks = 'fork' in torch.multiprocessing.get_all_start_methods()
     if prefetch and not forks:
         raise ValueError(f"--prefetch={prefetch} needs processes started by fork, which this platform lacks; use "

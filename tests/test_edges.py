@@ -18,14 +18,16 @@ import re
 import runpy
 import signal
 import sys
-import tempfile
 import time
 import traceback
 
 import pytest
-import torch
+import torch  # noqa: F401  (imported once here: every forked case starts with it)
 
 from conftest import ROOT
+
+pytestmark = pytest.mark.skipif(not (hasattr(os, 'fork') and os.path.isdir('/proc')),
+                                reason='cases run in forked children, their sessions found in /proc')
 
 HUGE = '1000000000000'
 TIME_LIMIT_S = 60
@@ -120,8 +122,9 @@ def keys_from_help(text):
 
 
 def _child(script, argv, out_path):
-    """In the forked child: run script with argv as __main__, stdout and stderr into out_path's two files."""
-    os.setpgid(0, 0)
+    """In the forked child: run script with argv as __main__, stdout and stderr into out_path's two files; in a
+    session of its own, which its own children keep (a prefetching worker leaves the process group)."""
+    os.setsid()
     for fd, suffix in ((1, '.out'), (2, '.err')):
         f = os.open(out_path + suffix, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
         os.dup2(f, fd)
@@ -144,6 +147,21 @@ def _child(script, argv, out_path):
     os._exit(code)
 
 
+def kill_session(sid):
+    """SIGKILL every process of the session sid (read from /proc)."""
+    for entry in os.listdir('/proc'):
+        try:
+            with open(f'/proc/{entry}/stat') as f:
+                fields = f.read().rsplit(')', 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if entry.isdigit() and int(fields[3]) == sid:        # stat's 6th field, the session id
+            try:
+                os.kill(int(entry), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
 def run_cases(cases, jobs=2, limit=TIME_LIMIT_S):
     """cases: [(name, script, argv, folder)] -> {name: (exit code or 'timeout', stdout, stderr)}; each in a
     forked child of this process (its own process group, killed with it at the limit), jobs at a time."""
@@ -164,10 +182,11 @@ def run_cases(cases, jobs=2, limit=TIME_LIMIT_S):
             if not done and time.monotonic() - start < limit:
                 continue
             if not done:
-                os.killpg(pid, signal.SIGKILL)
+                kill_session(pid)
                 os.waitpid(pid, 0)
                 code = 'timeout'
             else:
+                kill_session(pid)                   # a worker left behind by a case that ended
                 code = os.waitstatus_to_exitcode(status)
             texts = []
             for suffix in ('.out', '.err'):
@@ -197,7 +216,7 @@ def verdict(code, out, err, accepted=()):
 def fixtures(tmp_path_factory):
     """What every case may name: a tiny character LM's out_dir ({lm}), one-shot data ({oneshot}), a text file."""
     from test_bayes_paths import write_oneshot_data
-    from test_faults import make_char_lm
+    from test_sample import make_char_lm
     root = tmp_path_factory.mktemp('edges')
     write_oneshot_data(root / 'oneshot')
     (root / 'text.txt').write_text('the cat sat on the mat. ' * 50)

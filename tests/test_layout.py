@@ -46,6 +46,11 @@ def test_every_python_file_at_the_root_is_a_module_or_a_script():
     assert files == set(MODULES) | set(SCRIPTS)
 
 
+@pytest.mark.parametrize('name', MODULES + SCRIPTS)
+def test_every_module_and_script_has_its_test_file(name):
+    assert os.path.isfile(os.path.join(ROOT, 'tests', f'test_{name}.py')), f"add tests/test_{name}.py"
+
+
 def test_model_imports_torch_alone():
     assert imported('model') <= {'math', 'dataclasses', 'torch'}
 

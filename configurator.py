@@ -471,6 +471,15 @@ def first_sentence(doc):
     return paragraph if end is None else paragraph[:end.start() + 1]
 
 
+def program():
+    """How the running script was started: 'python -m experiments.paper3' for a module run with -m (or by
+    runpy.run_module), else 'python <file>'."""
+    spec = getattr(sys.modules.get('__main__'), '__spec__', None)
+    if spec is not None and spec.name:
+        return f"python -m {spec.name.removesuffix('.__main__')}"
+    return f"python {os.path.basename(sys.argv[0])}"
+
+
 def run_command(commands, argv=None, doc=None):
     """Run one of a script's subcommands: argv[0] names a function of commands ({name: function}); its keyword
     parameters are the settings, configured from the rest of argv as by configure (annotations type them,
@@ -478,7 +487,7 @@ def run_command(commands, argv=None, doc=None):
     (`python tasks.py prepare wikitext2`); a command without one reads positional arguments as config
     files. Returns what the function returns."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    prog = f"python {os.path.basename(sys.argv[0])}"
+    prog = program()
     listing = '\n'.join(textwrap.fill(first_sentence(fn.__doc__ or ''), 110, initial_indent=f"  {name:12s} ",
                                       subsequent_indent=' ' * 15) for name, fn in commands.items())
     if not argv or argv[0] in ('-h', '--help'):

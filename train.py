@@ -174,7 +174,7 @@ try:
     if master:                                    # one run per out_dir (under DDP rank 0 writes it)
         lock_dir(out_dir)
     if memory_check:                              # before any weight is allocated
-        check_memory(gpt_config, micro_batch_size, T, dtype, device, device_type, batch_size)
+        check_memory(gpt_config, micro_batch_size, T, dtype, device, device_type, batch_size, eval_batch_size)
     raw_model = GPT(gpt_config)
     if ckpt is not None:                          # frozen weights left out of it are drawn again, and checked
         checkpoint.restore(raw_model, ckpt, ckpt_path, construct=write_construction)

@@ -1,5 +1,5 @@
 # Paper 3, Fig. 2c/d (App. G): hidden Markov chain task, L=2 x H=2 designed heads, P=100, tau=0.01, all four paths.
-# python bayes_paths.py hmc config/hmc.py            (Fig. 2e: add --two_paths=True --sigma_perp=5.0)
+# python -m experiments.paper3 hmc config/hmc.py            (Fig. 2e: add --two_paths=True --sigma_perp=5.0)
 T = 30
 N0_feat = 200
 P = 100

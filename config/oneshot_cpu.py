@@ -2,7 +2,7 @@
 # parametrisation, Adam 3e-4, batch 128, the paper's 41,250 steps (25.5 minutes on two threads; gd_max_minutes
 # stops it earlier on a slower machine), the best checkpoint on validation characters; theory with P=600 and the
 # paper's N and tau grids.
-# OMP_NUM_THREADS=2 python bayes_paths.py oneshot config/oneshot_cpu.py
+# OMP_NUM_THREADS=2 python -m experiments.paper3 oneshot config/oneshot_cpu.py
 n_embd = 512
 qk_dim = 128
 heads = 4

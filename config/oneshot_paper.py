@@ -1,7 +1,7 @@
 # Paper 3's one-shot Omniglot scale (App. H): GD model N=512, G=128, L=2 x H=4 in the authors' parametrisation
 # (nn.Linear weights, PyTorch's default init), Adam 3e-4, batch 128, 10 epochs of 528k episodes = 41,250 steps x 128
 # episodes, validation every 1000 steps; theory with P=600 and the paper's N and tau grids (App. H.2.1).
-# python bayes_paths.py oneshot config/oneshot_paper.py --device=cuda
+# python -m experiments.paper3 oneshot config/oneshot_paper.py --device=cuda
 n_embd = 512
 qk_dim = 128
 heads = 4

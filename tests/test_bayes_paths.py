@@ -15,6 +15,7 @@ import pytest
 import torch
 
 import bayes_paths as bp
+from experiments.paper3 import paths as paper3
 import configurator
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -361,7 +362,7 @@ def test_paths_net_is_the_layer_form_and_pruning_zeroes_the_head(param):
         xi = net.path_inputs(x)
         assert torch.allclose(net.from_paths(xi), f, atol=1e-12)
     y = torch.sign(f)
-    assert bp.gd_correct(net, x, y).all() and bp.gd_correct(net, xi, y, paths=True).all()
+    assert paper3.gd_correct(net, x, y).all() and paper3.gd_correct(net, xi, y, paths=True).all()
 
 
 def test_torch_param_is_the_authors_init_and_differs_from_ntk_only_in_scale():
@@ -411,7 +412,7 @@ def write_oneshot_data(root, seed=0):
 
 @pytest.mark.parametrize('two_paths,denoise_head', [(False, 'random'), (True, 'random'), (True, 'uniform')])
 def test_hmc_command_tiny(tmp_path, two_paths, denoise_head):
-    res = bp.hmc(out_dir=str(tmp_path), P=20, P_test=40, T=6, N0_feat=10, widths=(3, 10), two_paths=two_paths,
+    res = paper3.hmc(out_dir=str(tmp_path), P=20, P_test=40, T=6, N0_feat=10, widths=(3, 10), two_paths=two_paths,
                  denoise_head=denoise_head, max_iters=300)
     paths = ['good', 'denoise'] if two_paths else bp.HMC_PATHS
     assert res['paths'] == paths and set(res['fw']) == {3, 10}
@@ -438,15 +439,15 @@ def test_uniform_denoising_head_is_zero_W_and_leaves_the_other_heads():
 
 def test_paired_se_is_the_standard_error_of_the_per_episode_difference():
     c1, c2 = torch.tensor([True, True, False, False]), torch.tensor([True, False, False, False])
-    assert bp.paired_se(c1, c2) == pytest.approx(0.5 / 2)          # d = (0, 1, 0, 0): std 0.5 over √4
-    assert bp.paired_se(c1, c1) == 0                                # the same classifier: no spread
+    assert paper3.paired_se(c1, c2) == pytest.approx(0.5 / 2)          # d = (0, 1, 0, 0): std 0.5 over √4
+    assert paper3.paired_se(c1, c1) == 0                                # the same classifier: no spread
 
 
 def test_oneshot_command_tiny(tmp_path):
     write_oneshot_data(tmp_path / 'data')
     kw = dict(data_dir=str(tmp_path / 'data'), n_embd=8, qk_dim=4, gd_batch=4, eval_every=2, n_eval=20, P=10,
               widths=(10, 30), taus=(0.5, 1.0), max_iters=50)
-    res = bp.oneshot(out_dir=str(tmp_path / 'out'), heads=2, layers=2, gd_steps=3,
+    res = paper3.oneshot(out_dir=str(tmp_path / 'out'), heads=2, layers=2, gd_steps=3,
                      save_model=str(tmp_path / 'm.pt'), **kw)
     assert set(res['theory']) == {'GP', '10', '30'} and set(res['fw_acc']) == {'10', '30'}
     assert res['gd_acc'] == res['gd']['omniglot'] and res['gp_acc'] == res['theory']['GP']['omniglot']
@@ -454,24 +455,24 @@ def test_oneshot_command_tiny(tmp_path):
     assert all(res['theory'][k]['tau'] in (0.5, 1.0) for k in res['theory'])
     assert set(res['tau_scan']['10']) == {'0.5', '1.0'}
     for N in ('10', '30'):      # the finite-width gain over the GP limit, scored on the same episodes
-        assert set(res['fw_gain'][N]) == set(bp.ONESHOT_SETS)
-        for k in bp.ONESHOT_SETS:
+        assert set(res['fw_gain'][N]) == set(paper3.ONESHOT_SETS)
+        for k in paper3.ONESHOT_SETS:
             assert res['fw_gain'][N][k] == pytest.approx(res['theory'][N][k] - res['theory']['GP'][k])
             assert 0 <= res['fw_gain_se'][N][k] <= 1
     assert np.array(res['U_theory']).shape == (4, 4) and res['U_theory_N'] == 10
     assert len(res['alignment']['N=10']) == 10                                  # at most P kernel PCs
     assert sorted(res['head_scores']) == ['1.1', '1.2', '2.1', '2.2'] and max(res['head_scores'].values()) == 1
     curve = res['prune_curve']
-    assert 2 <= len(curve) <= 3 and all(curve[0][k] == res['gd'][k] for k in bp.ONESHOT_SETS)  # curve[0]: unpruned
+    assert 2 <= len(curve) <= 3 and all(curve[0][k] == res['gd'][k] for k in paper3.ONESHOT_SETS)  # curve[0]: unpruned
     assert res['prune_order'] == sorted(res['head_scores'], key=res['head_scores'].get)
     assert res['prune_two'] == {}                                                # any two of four heads empty a layer
     assert json.loads((tmp_path / 'out' / 'results.json').read_text())['prune_order'] == res['prune_order']
     for name in ('accuracy', 'U', 'alignment', 'pruning'):
         assert (tmp_path / 'out' / f'paths_oneshot_{name}.png').exists()
     # the saved model, loaded, gives the same GD accuracies; three layers of three heads run too
-    again = bp.oneshot(out_dir=str(tmp_path / 'out2'), load=str(tmp_path / 'm.pt'), tag='_again', **kw)
+    again = paper3.oneshot(out_dir=str(tmp_path / 'out2'), load=str(tmp_path / 'm.pt'), tag='_again', **kw)
     assert again['gd'] == res['gd'] and (tmp_path / 'out2' / 'paths_oneshot_U_again.png').exists()
-    deep = bp.oneshot(out_dir=str(tmp_path / 'out3'), heads=3, layers=3, gd_steps=2, param='ntk', **kw)
+    deep = paper3.oneshot(out_dir=str(tmp_path / 'out3'), heads=3, layers=3, gd_steps=2, param='ntk', **kw)
     assert np.array(deep['U_theory']).shape == (27, 27) and len(deep['head_scores']) == 9
     assert set(deep['prune_two']) == {'lowest', 'highest', 'diff', 'diff_se'}
 
@@ -509,7 +510,7 @@ def test_oneshot_missing_data_names_the_file(tmp_path):
 @pytest.mark.parametrize('command,path', [('hmc', 'config/hmc.py'), ('oneshot', 'config/oneshot_paper.py'),
                                           ('oneshot', 'config/oneshot_cpu.py')])
 def test_config_files_set_only_their_commands_keys(command, path):
-    keys = {k: p.default for k, p in inspect.signature(getattr(bp, command)).parameters.items()}
+    keys = {k: p.default for k, p in inspect.signature(getattr(paper3, command)).parameters.items()}
     configurator.apply_file(keys, {}, os.path.join(ROOT, path))      # ConfigError on an unknown key or a wrong type
     assert isinstance(keys['widths'], tuple) and all(isinstance(n, int) for n in keys['widths'])
 
@@ -518,5 +519,5 @@ def test_config_files_set_only_their_commands_keys(command, path):
 def test_help_lists_every_key(command):
     p = run_script(command, '--help')
     assert p.returncode == 0
-    for key in inspect.signature(getattr(bp, command)).parameters:
+    for key in inspect.signature(getattr(paper3, command)).parameters:
         assert f'--{key}=' in p.stdout

@@ -46,7 +46,7 @@ TRAIN_TINY = ['--task=retrieval', '--retrieval_vocab_size=32', '--retrieval_m_ma
               '--log_interval=1', '--compile=False', '--dtype=float32', '--device=cpu', '--warmup_iters=1',
               '--lr_decay_iters=2', '--out_dir={case}/run', '--overwrite=True']
 BENCH_TINY = ['--shape=small', '--block_size=16', '--vocab_size=64', '--n_layer=1', '--n_head=2', '--n_embd=16',
-              '--batch_size=2', '--iters=1', '--warmup=0', '--compile=False', '--dtype=float32', '--device=cpu',
+              '--batch_size=2', '--iters=10', '--warmup=0', '--compile=False', '--dtype=float32', '--device=cpu',
               '--data_iters=0', '--peak_flops=1e12']
 HMC_TINY = ['--out_dir={case}/out', '--P=10', '--P_test=10', '--T=4', '--N0_feat=5', '--widths=3', '--max_iters=20']
 
@@ -78,6 +78,7 @@ SCRIPTS = {
 LONG = 'a legitimate setting that runs for hours; its size is the user\'s choice'
 LEGITIMATE = {
     ('train', 'max_iters'): ({HUGE}, 'skip', LONG),
+    ('train', 'eval_iters'): ({HUGE}, 'skip', LONG),
     ('train', 'lr_decay_iters'): ({HUGE}, 'skip', 'a schedule longer than the run: legitimate, and fast here'),
     ('bench', 'iters'): ({HUGE}, 'skip', LONG),
     ('bench', 'warmup'): ({HUGE}, 'skip', LONG),

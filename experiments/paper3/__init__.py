@@ -1,0 +1,1 @@
+"""Paper 3's experiments (paths.py); `python -m experiments.paper3 CMD` runs one."""

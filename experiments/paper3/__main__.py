@@ -1,0 +1,3 @@
+from experiments.paper3.paths import main
+
+main()

@@ -1,6 +1,6 @@
 # Paper 2 §5 3-hop induction heads, full size (Table 6): UTF with H=2, L=4, d=30, d_in=30 -> m = m̄ = 2280.
 # Only E and U are trained unless --freeze_attn=False etc.; universal.py runs sparse / random / full:
-#   python universal.py experiments --which=table1 --size=paper --seeds=0,1,2,3,4
+#   python -m experiments.paper2 run --which=table1 --size=paper --seeds=0,1,2,3,4
 #   python train.py config/universal_khop3.py --construction=sparse
 # 128 batch x 99 tokens = 12,672 tokens/iter, 60000 iters
 include('universal_khop.py')

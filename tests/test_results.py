@@ -388,7 +388,7 @@ def test_universal_stages_make_each_of_table_1s_rows_once():
     """DRY=1 of paper.sh's universal_a to universal_f: universal.py experiments at the paper's size, seed 0, one
     call per row, and the ten rows of paper 2's Table 1 (five tasks, attention-only and + residual and LN) each
     made by exactly one stage."""
-    import universal
+    from experiments.paper2.runs import TASKS
     env = script_env(DRY='1')
     rows = []
     for stage in ('universal_a', 'universal_b', 'universal_c', 'universal_d', 'universal_e', 'universal_f'):
@@ -399,7 +399,7 @@ def test_universal_stages_make_each_of_table_1s_rows_once():
                                    '--seeds=0 '), line
             flags = dict(w[2:].split('=', 1) for w in line.split()[4:])
             rows.append((flags['tasks'], flags['archs']))
-    assert sorted(rows) == sorted((t, a) for t in universal.TASKS for a in ('attn', 'res_ln'))
+    assert sorted(rows) == sorted((t, a) for t in TASKS for a in ('attn', 'res_ln'))
 
 
 def test_covariance_stage_measures_the_model_each_run_reaches(tmp_path):

@@ -9,7 +9,8 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..'))
 import universal as u  # noqa: E402
-from configurator import run_command  # noqa: E402
+from configurator import run_command, train_keys  # noqa: E402
+from experiments.paper2 import runs as paper2  # noqa: E402
 
 TOL = 1e-9
 
@@ -216,9 +217,9 @@ def test_experiments_report_a_failed_run_and_go_on(monkeypatch, capsys, tmp_path
             raise RuntimeError(f"train.py failed (2), see {out}/{name}/stdout.txt")
         return dict(iter=1, val_acc=0.5, val_loss=1.0)
 
-    monkeypatch.setattr(u, 'run_one', run_one)
+    monkeypatch.setattr(paper2, 'run_one', run_one)
     with pytest.raises(SystemExit) as e:
-        u.experiments(tasks=('khop1',), archs=('res_ln',), seeds=(0,), results=str(tmp_path))
+        paper2.run(tasks=('khop1',), archs=('res_ln',), seeds=(0,), results=str(tmp_path))
     assert e.value.code == 1
     assert done == ['khop1_res_ln_sparse_seed0', 'khop1_res_ln_random_seed0', 'khop1_res_ln_full_seed0']
     out, err = capsys.readouterr()
@@ -232,16 +233,16 @@ def test_experiments_run_only_the_models_asked_for(monkeypatch, capsys, tmp_path
     """--models picks sparse / random / full out of each row, in the experiment's order; another name is one
     error line (exit 2) and runs nothing."""
     ran = []
-    monkeypatch.setattr(u, 'run_one', lambda config, model, arch, name, extra, out, results: ran.append(name) or
+    monkeypatch.setattr(paper2, 'run_one', lambda config, model, arch, name, extra, out, results: ran.append(name) or
                         dict(iter=1, val_acc=0.5, val_loss=1.0))
-    monkeypatch.setattr(u, 'table', lambda *args: None)
-    u.experiments(tasks=('khop2',), archs=('res_ln',), seeds=(0, 1), models=('full', 'sparse'),
+    monkeypatch.setattr(paper2, 'table', lambda *args: None)
+    paper2.run(tasks=('khop2',), archs=('res_ln',), seeds=(0, 1), models=('full', 'sparse'),
                   results=str(tmp_path))
     assert ran == ['khop2_res_ln_sparse_seed0', 'khop2_res_ln_sparse_seed1', 'khop2_res_ln_full_seed0',
                    'khop2_res_ln_full_seed1']
     ran.clear()
     with pytest.raises(SystemExit) as e:
-        u.experiments(tasks=('khop2',), models=('frozen',), results=str(tmp_path))
+        paper2.run(tasks=('khop2',), models=('frozen',), results=str(tmp_path))
     err = capsys.readouterr().err.strip().splitlines()
     assert e.value.code == 2 and err == ['error: models must be in sparse, random, full, sparse_identity, got frozen']
     assert not ran
@@ -252,15 +253,15 @@ def test_experiments_table_every_row_not_only_the_ones_run(monkeypatch, tmp_path
     width after --d_list=8, Table 1's every task after --tasks=khop3), and App. F's tasks, which are not Table
     2's own rows, with their own table (after --tasks=khop3 of table2)."""
     ran, tabled = [], []
-    monkeypatch.setattr(u, 'run_one', lambda config, model, arch, name, extra, out, results: ran.append(name) or
+    monkeypatch.setattr(paper2, 'run_one', lambda config, model, arch, name, extra, out, results: ran.append(name) or
                         dict(iter=1, val_acc=0.5, val_loss=1.0))
-    monkeypatch.setattr(u, 'table', lambda which, size, seeds, tasks, archs, flags, tag, scale, d_list, *rest:
+    monkeypatch.setattr(paper2, 'table', lambda which, size, seeds, tasks, archs, flags, tag, scale, d_list, *rest:
                         tabled.append((which, tasks, d_list)))
-    u.experiments(which='msweep', d_list=(8,), seeds=(0,), results=str(tmp_path))
+    paper2.run(which='msweep', d_list=(8,), seeds=(0,), results=str(tmp_path))
     assert ran and all('_d8_' in name or '_d' not in name for name in ran)
-    u.experiments(which='table1', tasks=('khop3',), archs=('attn',), seeds=(0,), results=str(tmp_path))
-    u.experiments(which='table2', tasks=('khop3',), archs=('res',), seeds=(0,), results=str(tmp_path))
-    u.experiments(which='table2', tasks=('khop2',), archs=('res',), seeds=(0,), results=str(tmp_path))
+    paper2.run(which='table1', tasks=('khop3',), archs=('attn',), seeds=(0,), results=str(tmp_path))
+    paper2.run(which='table2', tasks=('khop3',), archs=('res',), seeds=(0,), results=str(tmp_path))
+    paper2.run(which='table2', tasks=('khop2',), archs=('res',), seeds=(0,), results=str(tmp_path))
     assert tabled == [('msweep', (), (2, 4, 8)), ('table1', (), (2, 4, 8)), ('table2', ('khop3',), (2, 4, 8)),
                       ('table2', (), (2, 4, 8))]
 
@@ -278,16 +279,16 @@ def test_experiments_stop_on_sigterm(monkeypatch, capsys, tmp_path):
         done.append(name)
         p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], start_new_session=True)
         children.append(p)
-        u.RUNNING.add(p)
+        paper2.RUNNING.add(p)
         os.kill(os.getpid(), signal.SIGTERM)                  # as `timeout` or `kill` would
         code = p.wait(timeout=30)
-        u.RUNNING.discard(p)
+        paper2.RUNNING.discard(p)
         raise RuntimeError(f"train.py failed ({code}), see {out}/{name}/stdout.txt")
 
-    monkeypatch.setattr(u, 'run_one', run_one)
+    monkeypatch.setattr(paper2, 'run_one', run_one)
     before = signal.getsignal(signal.SIGTERM)
     with pytest.raises(SystemExit) as e:
-        u.experiments(tasks=('khop1',), archs=('res_ln',), seeds=(0,), results=str(tmp_path))
+        paper2.run(tasks=('khop1',), archs=('res_ln',), seeds=(0,), results=str(tmp_path))
     assert e.value.code == 1 and done == ['khop1_res_ln_sparse_seed0']
     assert children[0].returncode == -signal.SIGTERM
     assert signal.getsignal(signal.SIGTERM) is before                   # the caller's handler is back
@@ -303,34 +304,34 @@ def test_run_one_continues_a_stopped_run_exactly(tmp_path):
     import shutil
     import signal
     import threading
-    name, config, model, arch, extra, _ = u.experiment_runs('table1', 'cpu', (0,), tasks=('khop1',),
+    name, config, model, arch, extra, _ = paper2.experiment_runs('table1', 'cpu', (0,), tasks=('khop1',),
                                                             archs=('res_ln',))[1]
     extra = list(extra) + ['--max_iters=100', '--eval_interval=10', '--n_test=64', '--log_interval=10']
     out, results = str(tmp_path / 'out'), str(tmp_path / 'results')
 
     def stop_after_first_evaluation():
         log, deadline = os.path.join(out, name, 'log.jsonl'), time.time() + 300
-        while not (os.path.isfile(log) and len(open(log).read().splitlines()) >= 2 and u.RUNNING):
+        while not (os.path.isfile(log) and len(open(log).read().splitlines()) >= 2 and paper2.RUNNING):
             if time.time() > deadline:
                 return
             time.sleep(0.05)
-        os.killpg(next(iter(u.RUNNING)).pid, signal.SIGTERM)
+        os.killpg(next(iter(paper2.RUNNING)).pid, signal.SIGTERM)
 
     stopper = threading.Thread(target=stop_after_first_evaluation)
     stopper.start()
     with pytest.raises(RuntimeError, match='train.py failed'):
-        u.run_one(config, model, arch, name, extra, out=out, results=results)
+        paper2.run_one(config, model, arch, name, extra, out=out, results=results)
     stopper.join()
     first_part = float(open(os.path.join(out, name, 'cpu_s.txt')).read())
     assert first_part > 0 and not os.path.exists(os.path.join(results, name))
     moved = str(tmp_path / 'moved')
     shutil.move(out, moved)
-    last = u.run_one(config, model, arch, name, extra, out=moved, results=results)
+    last = paper2.run_one(config, model, arch, name, extra, out=moved, results=results)
     stdout = open(os.path.join(moved, name, 'stdout.txt')).read()                 # both parts, appended
     assert 'stopped by SIGTERM at iteration' in stdout and '| resumed at iteration' in stdout
-    resumed = u.read_log(os.path.join(results, name, 'log.jsonl'))
-    u.run_one(config, model, arch, name, extra, out=str(tmp_path / 'whole'), results=str(tmp_path / 'whole_results'))
-    whole = u.read_log(os.path.join(tmp_path, 'whole_results', name, 'log.jsonl'))
+    resumed = paper2.read_log(os.path.join(results, name, 'log.jsonl'))
+    paper2.run_one(config, model, arch, name, extra, out=str(tmp_path / 'whole'), results=str(tmp_path / 'whole_results'))
+    whole = paper2.read_log(os.path.join(tmp_path, 'whole_results', name, 'log.jsonl'))
     strip = lambda records: [{k: v for k, v in r.items() if k != 'cpu_s'} for r in records]
     assert strip(resumed) == strip(whole) and resumed[-1]['iter'] == 100
     assert last['cpu_s'] > first_part
@@ -403,29 +404,29 @@ def test_tables_rebuild_from_committed_logs(tmp_path, monkeypatch):
     command.sh is the command that run_one would launch, so a finished run is reused, not rerun."""
     import shutil
     import statistics
-    runs = u.experiment_runs('table1', 'cpu', (0, 1, 2), tasks=('khop1',), archs=('res_ln',))
+    runs = paper2.experiment_runs('table1', 'cpu', (0, 1, 2), tasks=('khop1',), archs=('res_ln',))
     assert [r[0] for r in runs] == [f'khop1_res_ln_{m}_seed{s}' for m in ('sparse', 'random', 'full')
                                     for s in (0, 1, 2)]
     results = os.path.join(ROOT, 'results', 'paper2')
-    found = u.load_results(runs, results)
+    found = paper2.load_results(runs, results)
     assert set(found) == {r[0] for r in runs}
-    acc = {n: 100 * u.read_log(os.path.join(results, n, 'log.jsonl'))[-1]['val_acc'] for n in found}
+    acc = {n: 100 * paper2.read_log(os.path.join(results, n, 'log.jsonl'))[-1]['val_acc'] for n in found}
     cells = []
     for m in ('sparse', 'random', 'full'):
         a = [acc[f'khop1_res_ln_{m}_seed{s}'] for s in (0, 1, 2)]
         cells.append(f"{statistics.mean(a):.1f} ± {statistics.stdev(a):.1f}")
-    row = u.results_table('table1', found).splitlines()[2]
+    row = paper2.results_table('table1', found).splitlines()[2]
     assert row == '| khop1 | + residual and LN | ' + ' | '.join(cells) + ' | 100.0 | 96.1 | 100.0 |'
     name, config, model, arch, extra, _ = runs[1]
     shutil.copytree(os.path.join(results, name), tmp_path / name)
-    last = u.run_one(config, model, arch, name, extra, out='out/universal/cpu', results=str(tmp_path))
-    assert last == u.read_log(os.path.join(results, name, 'log.jsonl'))[-1] and 'cpu_s' in last
-    assert last['iter'] == u.train_keys([config], max_iters=0)['max_iters']
-    assert u.run_one(config, model, arch, name, extra, out=str(tmp_path / 'elsewhere'), results=str(tmp_path),
+    last = paper2.run_one(config, model, arch, name, extra, out='out/universal/cpu', results=str(tmp_path))
+    assert last == paper2.read_log(os.path.join(results, name, 'log.jsonl'))[-1] and 'cpu_s' in last
+    assert last['iter'] == train_keys([config], max_iters=0)['max_iters']
+    assert paper2.run_one(config, model, arch, name, extra, out=str(tmp_path / 'elsewhere'), results=str(tmp_path),
                      start=False) == last                               # made with another out dir: the same run
     monkeypatch.setenv('OMP_NUM_THREADS', '2')
-    assert u.run_one(config, model, arch, name, extra, out='out/universal/cpu', results=str(tmp_path),
+    assert paper2.run_one(config, model, arch, name, extra, out='out/universal/cpu', results=str(tmp_path),
                      start=False) == last                               # made on another number of threads: too
     name, config, model, arch, extra, _ = runs[2]                       # no log: start=False starts nothing
-    assert u.run_one(config, model, arch, name, extra, out=str(tmp_path / 'out'), results=str(tmp_path),
+    assert paper2.run_one(config, model, arch, name, extra, out=str(tmp_path / 'out'), results=str(tmp_path),
                      start=False) is None and not os.path.exists(tmp_path / 'out')

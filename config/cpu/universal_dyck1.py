@@ -1,6 +1,6 @@
 # Paper 2 §5 parenthesis balancing, CPU size: UTF with H=2, L=2, d=8, d_in=4 -> m = m̄ = 112 (paper: H=4, d=24,
 # m=1024). Only E and U are trained unless --freeze_attn=False etc.; universal.py runs the variants:
-#   python universal.py experiments --which=table1 --size=cpu
+#   python -m experiments.paper2 run --which=table1 --size=cpu
 #   python train.py config/cpu/universal_dyck1.py --residual=True --norm=layer        (random, + residual and LN)
 # The authors' format (paper 2, App. G.1): a string of at most 60 characters, then ?; the answer is the target at ?.
 # 64 batch x 61 tokens = 3,904 tokens/iter, 2,000 iters (paper: 1000 x 61, 10,000 iters)

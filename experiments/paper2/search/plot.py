@@ -11,7 +11,7 @@ import matplotlib
 matplotlib.use('Agg')
 import matplotlib.pyplot as plt
 
-from universal import read_log
+from experiments.paper2.runs import read_log
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 RESULTS = os.path.join(ROOT, 'results', 'paper2', 'search')      # the runs' folders

@@ -1,0 +1,3 @@
+from experiments.paper2.runs import main
+
+main()

@@ -1,7 +1,7 @@
-"""The faults a long run meets, and what each leaves behind (docs/runs.md#faults): nothing lost (the best weights,
-the last finite checkpoint, the logs of the run in out_dir), nothing hung (a stopped process of two), nothing
-silently wrong (a diverged loss, a corrupted checkpoint): one line, a non-zero exit status, and a run that
---init_from=resume continues."""
+"""The faults a long run meets, and what each leaves behind (docs/runs.md#faults-what-each-does-to-a-run): nothing
+lost (the best weights, the last finite checkpoint, the logs of the run in out_dir), nothing hung (a stopped process
+of two), nothing silently wrong (a diverged loss, a corrupted checkpoint): one line, a non-zero exit status, and a
+run that --init_from=resume continues."""
 
 import json
 import os

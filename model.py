@@ -117,7 +117,7 @@ def make_norm(config):
     return nn.Identity()
 
 
-def attention(Q, K, causal):
+def softmax_attention(Q, K, causal):
     """Row-wise softmax(Q K^T) with no 1/sqrt(d) scale (paper 2, eq. 1), optionally causal.
     Q, K: (..., n, d) -> (..., n, n); row i of a causal attention covers positions <= i."""
     S = Q @ K.transpose(-1, -2)
@@ -196,7 +196,7 @@ class Attention(nn.Module):
         self.scale = 1 / math.sqrt(config.head_dim) if config.score_scale else 1.0
         self.width_scale = width_scale(config, config.base_width)     # on the value and output projections
 
-    def forward(self, x, rope):
+    def forward(self, x, rotation):
         B, T, C = x.shape
         v = self.c_v(x) if self.width_scale == 1.0 else self.width_scale * self.c_v(x)
         if self.mixit:  # y[b] = A[:, :T, :T] @ v[b] for every b as one matmul, (H, T, T) @ (H, T, B*v_dim)
@@ -204,30 +204,30 @@ class Attention(nn.Module):
             y = (self.A[:, :T, :T].to(v.dtype) @ v).view(self.n_head, T, B, self.v_dim).permute(2, 0, 1, 3)
         else:
             v = v.view(B, T, self.n_head, self.v_dim).transpose(1, 2)                    # (B, H, T, v_dim)
-            q, k = self.query_key(x, rope)
+            q, k = self.query_key(x, rotation)
             y = sdpa(q, k, v, self.causal, self.scale)
         if self.c_proj is None:  # paper 2: heads write full-width values that are summed
             return y.sum(dim=1)
         out = self.c_proj(y.transpose(1, 2).reshape(B, T, C))
         return out if self.width_scale == 1.0 else self.width_scale * out
 
-    def query_key(self, x, rope):
-        """q, k: (B, H, T, d) each, rotated when rope is given."""
+    def query_key(self, x, rotation):
+        """q, k: (B, H, T, d) each, rotated when rotation, rotary embeddings' (cos, sin), is given."""
         B, T, _ = x.shape
         q = self.c_q(x).view(B, T, self.n_head, self.head_dim).transpose(1, 2)
         k = self.c_k(x).view(B, T, self.n_head, self.head_dim).transpose(1, 2)
-        if rope is not None:
-            q, k = rotary(q, *rope), rotary(k, *rope)
+        if rotation is not None:
+            q, k = rotary(q, *rotation), rotary(k, *rotation)
         return q, k
 
-    def probs(self, x, rope):
+    def probs(self, x, rotation):
         """The attention weights that forward applies to the values: (B, H, T, T), row t over positions <= t
         (every position when not causal): softmax rows, or MixiT's static A (mixit_matrices)."""
         B, T, _ = x.shape
         if self.mixit:
             return self.A[:, :T, :T].expand(B, -1, -1, -1)
-        q, k = self.query_key(x, rope)
-        return attention(q * self.scale, k, causal=self.causal)
+        q, k = self.query_key(x, rotation)
+        return softmax_attention(q * self.scale, k, causal=self.causal)
 
 
 class MLP(nn.Module):
@@ -240,15 +240,15 @@ class MLP(nn.Module):
         self.c_gate = nn.Linear(config.n_embd, 4 * config.n_embd, bias=config.bias)
         self.c_up = nn.Linear(config.n_embd, 4 * config.n_embd, bias=config.bias)
         self.c_proj = nn.Linear(4 * config.n_embd, config.n_embd, bias=config.bias)
-        self.code = config.mixit_block == 'code'
-        if self.code:
+        self.authors_block = config.mixit_block == 'code'
+        if self.authors_block:
             self.slope = 1 + config.activation_cminus / math.sqrt(config.n_embd)
             self.gain = nn.init.calculate_gain('leaky_relu', self.slope)
             self.in_scale = width_scale(config, config.base_width)            # fan_in n, base base_width
             self.out_scale = width_scale(config, 1 / 4)                       # fan_in 4n, base 1
 
     def forward(self, x):
-        if not self.code:
+        if not self.authors_block:
             return self.c_proj(F.silu(self.c_gate(x)) * self.c_up(x))
         g, u = self.in_scale * self.c_gate(x), self.in_scale * self.c_up(x)
         return self.out_scale * self.c_proj(self.gain * F.leaky_relu(g, self.slope) * u)
@@ -275,15 +275,16 @@ class Block(nn.Module):
             s = config.skip_scaling if config.mixit_block == 'code' else 1.0
             self.skip, self.branch = s, math.sqrt(1 - s * s) if s < 1 else 1.0
 
-    def add(self, x, f):
+    def residual_update(self, x, f):
+        """h <- skip h + branch f(h) (f alone without a residual stream)."""
         if not self.residual:
             return f
         return (x if self.skip == 1.0 else self.skip * x) + (f if self.branch == 1.0 else self.branch * f)
 
-    def forward(self, x, rope):
-        x = self.add(x, self.attn(self.ln_1(x), rope))
+    def forward(self, x, rotation):
+        x = self.residual_update(x, self.attn(self.ln_1(x), rotation))
         if self.mlp is not None:
-            x = self.add(x, self.mlp(self.ln_2(x)))
+            x = self.residual_update(x, self.mlp(self.ln_2(x)))
         return x
 
 
@@ -355,8 +356,8 @@ class GPT(nn.Module):
         x = self.transformer.wte(idx)
         if self.transformer.wpe is not None:
             x = x + self.transformer.wpe(torch.arange(T, device=idx.device))
-        rope = (self.rope_cos[:T], self.rope_sin[:T]) if self.config.rope else None
-        return x, rope
+        rotation = (self.rope_cos[:T], self.rope_sin[:T]) if self.config.rope else None
+        return x, rotation
 
     def blocks(self):
         """The n_layer blocks in order (one block repeated when looped)."""
@@ -365,11 +366,11 @@ class GPT(nn.Module):
     def hidden(self, idx, probs=None):
         """The final hidden states (B, T, n_embd), after ln_f, for token ids idx (B, T); a list probs collects
         every layer's attention weights (B, H, T, T) on the way (Attention.probs)."""
-        x, rope = self.embed(idx)
+        x, rotation = self.embed(idx)
         for block in self.blocks():
             if probs is not None:
-                probs.append(block.attn.probs(block.ln_1(x), rope))
-            x = block(x, rope)
+                probs.append(block.attn.probs(block.ln_1(x), rotation))
+            x = block(x, rotation)
         return self.transformer.ln_f(x)
 
     @torch.no_grad()

@@ -523,9 +523,9 @@ def token_covariance(model, idx):
     model: a model.GPT; idx: (B, T) token ids. Returns {'covariance', 'correlation'}: floats, the mean over
     sequences and pairs s < t of the covariance and of the correlation (paper 1 prints the covariance in
     units of 1e-2)."""
-    x, rope = model.embed(idx)
+    x, rotation = model.embed(idx)
     for block in model.blocks():
-        x = block(x, rope)
+        x = block(x, rotation)
     h = model.transformer.ln_f(x).double()                                 # (B, T, n)
     h = h - h.mean(-1, keepdim=True)
     C = h @ h.transpose(1, 2) / (h.shape[-1] - 1)                          # (B, T, T)

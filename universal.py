@@ -28,7 +28,7 @@ import torch
 
 from configurator import fail, run_command
 from hardware import memory_shortfall
-from model import GPTConfig, attention
+from model import GPTConfig, softmax_attention
 
 # -----------------------------------------------------------------------------------------------------
 # 1. The target class TF_{H,L,d_in,d} (paper 2, §2.1)
@@ -49,7 +49,7 @@ def target_forward(X, W, causal=False):
     (paper 2, §2.1). X: (..., n, d_in) → (..., n, d_in)."""
     L, H = W['W_Q'].shape[:2]
     for l in range(L):
-        X = sum(attention(X @ W['W_Q'][l, h], X @ W['W_K'][l, h], causal) @ X @ W['W_V'][l, h] @ W['W_O'][l, h]
+        X = sum(softmax_attention(X @ W['W_Q'][l, h], X @ W['W_K'][l, h], causal) @ X @ W['W_V'][l, h] @ W['W_O'][l, h]
                 for h in range(H))
     return X
 
@@ -66,7 +66,7 @@ def utf_forward(X, E, R, causal=False):
     Xt = X @ E
     L, H = R['R_Q'].shape[:2]
     for l in range(L):
-        Xt = sum(attention(Xt @ R['R_Q'][l, h], Xt @ R['R_K'][l, h], causal) @ Xt @ R['R_V'][l, h]
+        Xt = sum(softmax_attention(Xt @ R['R_Q'][l, h], Xt @ R['R_K'][l, h], causal) @ Xt @ R['R_V'][l, h]
                  for h in range(H))
     return Xt @ R['U']
 

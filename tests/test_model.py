@@ -192,7 +192,7 @@ def test_attention_probs_are_what_forward_applies(variant):
     idx = torch.randint(0, 11, (3, 12))
     probs = model.attention_probs(idx)
     assert len(probs) == 2 and probs[0].shape == (3, 4, 12, 12)
-    x, rope = model.embed(idx)
+    x, rotation = model.embed(idx)
     block = model.blocks()[0]
     h = block.ln_1(x)
     attn = block.attn
@@ -200,7 +200,7 @@ def test_attention_probs_are_what_forward_applies(variant):
     v = w * attn.c_v(h).view(3, 12, 4, attn.v_dim).transpose(1, 2)
     y = probs[0] @ v                                                   # (B, H, T, v_dim)
     y = y.sum(dim=1) if attn.c_proj is None else w * attn.c_proj(y.transpose(1, 2).reshape(3, 12, -1))
-    torch.testing.assert_close(y, attn(h, rope), atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(y, attn(h, rotation), atol=1e-5, rtol=1e-4)
     for p in probs:
         if variant == 'mixit':                                         # the sink head's row 0 sums to 0.5
             p = p[:, 1:]
@@ -397,11 +397,11 @@ def test_noncausal_models_see_later_tokens_and_probs_are_forward(variant):
     assert not torch.allclose(a[:, 0], b[:, 0])                          # position 0 sees it
     probs = model.attention_probs(x)
     block = model.blocks()[0]
-    h, rope = block.ln_1(model.embed(x)[0]), model.embed(x)[1]
+    h, rotation = block.ln_1(model.embed(x)[0]), model.embed(x)[1]
     attn, w = block.attn, block.attn.width_scale
     v = w * attn.c_v(h).view(2, 12, 4, attn.v_dim).transpose(1, 2)
     out = w * attn.c_proj((probs[0] @ v).transpose(1, 2).reshape(2, 12, -1))
-    torch.testing.assert_close(out, attn(h, rope), atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(out, attn(h, rotation), atol=1e-5, rtol=1e-4)
     assert (probs[0][:, 1:, 0, 1:] != 0).all()                          # row 0 takes from later positions
 
 

@@ -238,9 +238,9 @@ def test_token_covariance_is_torch_cov_of_the_final_hidden_states():
     model = GPT(GPTConfig(block_size=8, vocab_size=11, n_layer=2, n_head=2, n_embd=16, variant='random')).eval()
     idx = torch.randint(0, 11, (3, 8))
     got = sde.token_covariance(model, idx)
-    x, rope = model.embed(idx)
+    x, rotation = model.embed(idx)
     for block in model.blocks():
-        x = block(x, rope)
+        x = block(x, rotation)
     h = model.transformer.ln_f(x).detach().double()
     off = ~torch.eye(8, dtype=torch.bool)
     cov = torch.stack([torch.cov(hb)[off].mean() for hb in h]).mean()

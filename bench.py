@@ -78,6 +78,7 @@ import torch._functorch.config
 from tqdm import tqdm
 
 from configurator import configure, declare, fail
+from files import output_file, output_folder
 from hardware import (ResidentPeak, allow_tf32, available_memory, cpu_peak_flops, flops_per_token,
                       keep_freed_memory, partitioner_settings, peak_flops as device_peak, release_free_memory,
                       resident_bytes, resolve_device, resolve_dtype)
@@ -208,6 +209,9 @@ for key, value, low in (('batch_size', batch_size, 1), ('micro_batch_size', micr
         fail(f"--{key} must be {'> 0' if low == 1e-300 else f'>= {low}'}, got {value}")
 if not 0 <= activation_memory_budget <= 1:
     fail(f"--activation_memory_budget must be in [0, 1], got {activation_memory_budget}")
+for key, value in (('beta1', beta1), ('beta2', beta2)):
+    if not 0 <= value < 1:
+        fail(f"--{key} must be in [0, 1), got {value}")
 micro_batch_size = micro_batch_size or batch_size
 if batch_size % micro_batch_size:
     fail(f"batch_size={batch_size} must be divisible by micro_batch_size={micro_batch_size}")
@@ -216,12 +220,13 @@ if iters < 10:
 if rounds < 1 or iters % rounds:
     fail(f"rounds={rounds} must be >= 1 and divide iters={iters}")
 grad_accum = batch_size // micro_batch_size
-for path in (json_out, profile):        # before the timing: a path that cannot be written fails now
-    try:
-        if path:
-            os.makedirs(os.path.dirname(path) or '.', exist_ok=True)
-    except OSError as e:
-        fail(f"cannot create the folder of {path!r}: {e.strerror}")
+try:                                    # before the timing: a path that cannot be written fails now
+    if json_out:
+        output_file(json_out, 'json_out')
+    if profile:
+        output_folder(os.path.dirname(os.path.abspath(profile)), 'profile')
+except ValueError as e:
+    fail(e)
 
 
 def model_config(name):

@@ -1,6 +1,7 @@
 """tasks.py: every example agrees with a brute-force solver written from the task's definition, test sets
 are fixed and disjoint from training, and the metrics count what they claim."""
 
+import inspect
 from collections import Counter
 
 import numpy as np
@@ -315,6 +316,19 @@ SMALL = {  # settings that make a task quick to build here; a task not listed is
     'dyck1': dict(min_len=4, max_len=12), 'modular_addition': dict(p=7, all_pairs=True),
     'memorization': dict(n_keys=8),
 }
+
+
+@pytest.mark.parametrize('name', tasks.TASKS)
+def test_every_numeric_setting_of_a_task_has_its_lowest_value(name):
+    """A task's integer settings each have an entry in tasks.LOWEST, so that a value below it is one error line
+    naming the key before any example is drawn (a new task too, without editing a list)."""
+    defaults, _ = tasks.settings()
+    for key, default in defaults.items():
+        setting = key[len(name) + 1:]
+        if key.startswith(name + '_') and setting in inspect.signature(tasks.TASKS[name]).parameters and \
+                isinstance(default, int) and not isinstance(default, bool):
+            assert setting in tasks.LOWEST.get(name, {}), \
+                f"task {name!r}: add the lowest value of its setting {setting!r} to tasks.LOWEST (docs/fork.md#add-a-task)"
 
 
 @pytest.mark.parametrize('name', tasks.TASKS)

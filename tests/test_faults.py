@@ -238,8 +238,9 @@ def test_a_hand_edited_meta_json_is_one_line(edit, message, tmp_path, monkeypatc
 @pytest.mark.parametrize('script, args, message', [
     ('universal.py', ['verify', '--H=64', '--L=8'], "the sparse construction's weights (m = 2,841,556,907,745,664) "
                                                    "need more memory than there is: about"),
-    ('bayes_paths.py', ['timing', '--heads=64', '--layers=4'], 'xi and the path kernels C (P² |Π|² floats, '
-                                                              '|Π| = 16,777,216) need more memory than there is'),
+    ('bayes_paths.py', ['timing', '--P=100000', '--heads=16', '--layers=2'], 'xi and the path kernels C (P² |Π|² '
+                                                                            'floats, |Π| = 256): about'),
+    ('bayes_paths.py', ['timing', '--heads=64', '--layers=4'], 'heads^layers paths, over 65,536'),
     ('bayes_paths.py', ['timing', '--P=0'], '--P must be >= 1, got 0')])
 def test_the_scripts_check_memory_first(script, args, message):
     r = subprocess.run([sys.executable, script, *args], cwd=ROOT, capture_output=True, text=True,

@@ -129,10 +129,13 @@ SWEEPS = {   # sweep: (what the paper varies, [(run name, config, flags), ...])
                for L, seed in ((2, 1), (2, 2), (2, 3), (2, 5), (4, 1), (4, 5))] +
               # the random transformer's depth-scaled block is the config's at 4 layers (base_n_layer): not rerun
               [depth_run('random', 2, 1, width=384, steps=4500, scaled=True)]),
-    'heads': ('heads', [(f'heads_{task}_mixit_{H}', f'config/cpu/{config}.py', f'--n_head={H}')   # heads of width >= 1
+    'heads': ('heads', [(f'heads_{task}_mixit' + (f'_seed{seed}' if seed > 1 else '') + f'_{H}',
+                         f'config/cpu/{config}.py',
+                         f'--n_head={H}' + (f' --seed={seed} --mixit_seed={seed}' if seed > 1 else ''))
                         for task, config, width in (('dyck1', 'dyck1_mixit', 128),
                                                     ('decimal_addition', 'table11_decimal_addition_mixit', 64))
-                        for H in (4, 16, 64, 128) if H <= width] +
+                        for H in (4, 16, 64, 128) if H <= width       # heads of width >= 1
+                        for seed in ((1, 2, 3) if H <= 64 else (1,))] +
              [dyck1_run(L, steps, scaled, seed) for L, steps, scaled, seed in
               ((2, 1500, True, 1), (4, 1500, False, 1), (4, 1500, True, 1), (2, 4500, False, 1), (2, 4500, True, 1),
                *((4, 4500, scaled, seed) for seed in (1, 2, 3) for scaled in (False, True)))]),

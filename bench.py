@@ -59,7 +59,7 @@ faster than fp32 (hardware.auto_cpu_dtype), as train.py does.
 On a CPU, `cpu share` is the CPU time the process got per wall-clock second and thread during the timed steps
 (spin-waiting threads included): well below 100% means other processes shared the cores, and the timings are
 then not the machine's. --cpu_keep_memory=True (as in train.py) first tells glibc's malloc to keep freed memory
-for reuse (hardware.keep_freed_memory): the step's large tensors stop page-faulting in afresh;
+for reuse (memory.keep_freed_memory): the step's large tensors stop page-faulting in afresh;
 docs/performance.md has the numbers, and the case against making it the default.
 """
 
@@ -79,12 +79,12 @@ from tqdm import tqdm
 
 from configurator import configure, declare, fail
 from files import output_file, output_folder
-from hardware import (ResidentPeak, allow_tf32, available_memory, cpu_peak_flops, flops_per_token,
-                      keep_freed_memory, partitioner_settings, peak_flops as device_peak, release_free_memory,
-                      resident_bytes, resolve_device, resolve_dtype)
+from hardware import (allow_tf32, cpu_peak_flops, flops_per_token, partitioner_settings, peak_flops as device_peak,
+                      resolve_device, resolve_dtype)
 from head_loss import HeadLoss
+from memory import (ResidentPeak, available_memory, keep_freed_memory, memory_estimate, release_free_memory,
+                    resident_bytes)
 from model import GPT, GPTConfig, VARIANTS
-from run_guard import memory_estimate
 from runconfig import check_shape, make_task
 
 _HF = 'hf_llama'                 # Hugging Face's LlamaForCausalLM among the timed variants (--against=hf)
@@ -126,8 +126,8 @@ recompute_pointwise = True      # compiled: the backward recomputes pointwise op
 fused_loss = True               # compiled on a GPU: the head's softmax step compiled, as in train.py (HeadLoss)
 activation_memory_budget = 1.0  # compiled: below 1, keep this fraction of the activations (as train.py);
                                 # Hugging Face's model is compiled with torch's defaults
-cpu_keep_memory = False         # CPU: malloc keeps freed memory for the next step (hardware.keep_freed_memory)
-memory_check = True             # refuse a model + batch whose estimated memory (run_guard.memory_estimate) exceeds what
+cpu_keep_memory = False         # CPU: malloc keeps freed memory for the next step (memory.keep_freed_memory)
+memory_check = True             # refuse a model + batch whose estimated memory (memory.memory_estimate) exceeds what
                                 # the device has available; False: try anyway
 seed = 1337                     # the models' init and the batches
 # -----------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """
 What keeps a run safe from the outside: one run per out_dir (a lock), a stop asked by a signal saving the run
-after its step, a process of the run that stopped or ended reported rather than waited for, and a model that would
-not fit refused before it is built.
+after its step, a process of the run that stopped or ended reported rather than waited for, and a fault met while
+running ended with one line (exit status FAULT). What fits in memory is memory.py's.
 """
 
 import math
@@ -17,9 +17,6 @@ import torch
 from checkpoint import FAULT, last_checkpoint
 from configurator import fail
 from files import lock_folder
-from hardware import available_memory
-from head_loss import loss_chunk_rows
-from model import GPT
 
 def lock_dir(path):
     """One run per out_dir: files.lock_folder(path), held until the process ends; the lock file holds the PID.
@@ -131,65 +128,3 @@ def collective_faults(ckpt_path, timeout):
         why = (f"timed out after {timeout:g} s (a rank stopped or stuck?)" if how is True else
                f"failed: another process of the run ended ({how})")
         fault(f"rank {rank}: {name} {why}; {last_checkpoint(ckpt_path)}")
-
-
-MAX_PARAMS = 1e13          # parameters: beyond any machine's memory (40 TB in fp32)
-
-
-def memory_estimate(config, micro_batch_size, T, dtype, device_type):
-    """Rough bytes a training step of the model of GPTConfig config holds at its peak, as (total, {part: bytes}):
-    fp32 weights and buffers; per trainable parameter a gradient and AdamW's two moments (12 bytes), plus a
-    16-bit copy of the weights under autocast (dtype bfloat16 / float16); activations kept for the backward of
-    one micro-batch of micro_batch_size * T tokens, (34 n_embd + n_head T) values per token and layer
-    (Korthikanti et al. 2022, with attention scores) at 2 bytes for bf16/fp16 and 4 for fp32 (8 for float64,
-    whose weights are 8 bytes too); and the output layer's (head_loss.ChunkedHeadLoss): one chunk's logits and their
-    fp32 log-softmax, and under autocast W's 16-bit copy and a chunk's W gradient in 16 and 32 bits. An upper
-    estimate (bench.py's step_memory measures it). Raises ValueError for an impossible shape, or one whose rough
-    parameter count (n_layer blocks of 12 n_embd², the embedding and the head) passes MAX_PARAMS: checked on the
-    numbers before any module is made, so that an absurd size is refused at once."""
-    rough = config.n_layer * 12 * config.n_embd ** 2 + 2 * config.vocab_size * config.n_embd
-    if rough > MAX_PARAMS:
-        raise ValueError(f"--n_layer={config.n_layer} --n_embd={config.n_embd}: about {rough:.2e} parameters, over "
-                         f"{MAX_PARAMS:.0e}: no machine holds this model")
-    with torch.device('meta'):                   # shapes only: nothing allocated
-        model = GPT(config)
-    trainable, total = model.num_params()
-    buffers = sum(b.numel() * b.element_size() for b in model.buffers())
-    act = {'float32': 4, 'float64': 8}.get(dtype, 2)
-    word = 8 if dtype == 'float64' else 4
-    tokens, vocab = micro_batch_size * T, model.lm_head.out_features
-    rows = min(tokens, loss_chunk_rows(vocab, device_type))
-    parts = dict(weights=word * total + buffers + (2 * total if act == 2 else 0), optimizer=3 * word * trainable,
-                 activations=tokens * config.n_layer * (34 * config.n_embd + config.n_head * T) * act,
-                 head=rows * vocab * (act + word) + (vocab * config.n_embd * 6 if act == 2 else 0))
-    return sum(parts.values()), parts
-
-
-def check_memory(config, micro_batch_size, T, dtype, device, device_type, batch_size, eval_batch_size=0):
-    """Raise ValueError, one line with both numbers and what to lower, when a training step of the GPTConfig
-    config at micro_batch_size x T tokens (memory_estimate; times the processes on this host on a CPU, where
-    they share its RAM) needs more than the device has free (hardware.available_memory), or an evaluation batch
-    of eval_batch_size x T tokens does: its int64 inputs and targets, the weights and, without gradients, one
-    layer's activations (8 n_embd + n_head T values per token) and the head's chunk."""
-    need, parts = memory_estimate(config, micro_batch_size, T, dtype, device_type)
-    tokens = eval_batch_size * T
-    act = {'float32': 4, 'float64': 8}.get(dtype, 2)
-    evaluation = parts['weights'] + parts['head'] + tokens * (16 + (8 * config.n_embd + config.n_head * T) * act)
-    if evaluation > need:
-        raise_if_short('evaluation batch', evaluation, dict(evaluation=evaluation), device, device_type,
-                       f"lower --eval_batch_size=<n> (now {eval_batch_size})")
-    raise_if_short('micro-batch', need, parts, device, device_type,
-                   f"lower --micro_batch_size=<n> (now {micro_batch_size}; the global batch stays {batch_size}), or "
-                   f"the model")
-
-
-def raise_if_short(batch, need, parts, device, device_type, lower):
-    """check_memory's refusal: ValueError naming the batch, when need bytes (the sum of parts, per process) times
-    the processes on this host on a CPU (where they share its RAM) exceed what the device has free."""
-    need *= int(os.environ.get('LOCAL_WORLD_SIZE', 1)) if device_type == 'cpu' else 1
-    have = available_memory(device, device_type)
-    if have is not None and need > have:
-        raise ValueError(f"this model and {batch} need about {need / 2**30:.1f} GiB ("
-                         f"{', '.join(f'{k} {v / 2**30:.1f}' for k, v in parts.items())} GiB per process) but "
-                         f"{have / 2**30:.1f} GiB is available on {device}: {lower} (--memory_check=False tries "
-                         f"anyway)")

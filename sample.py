@@ -26,7 +26,8 @@ import torch.nn.functional as F
 import tasks
 from checkpoint import gpt_config, load_checkpoint, load_weights
 from configurator import configure, fail
-from hardware import memory_shortfall, resolve_device
+from hardware import resolve_device
+from memory import memory_shortfall
 from model import GPT
 
 out_dir = 'out'                 # the run whose checkpoint to sample from (ckpt.pt, else ckpt_best.pt)

@@ -42,7 +42,7 @@ from tqdm import tqdm
 
 from configurator import fail, run_command
 from files import output_file, output_folder
-from hardware import memory_shortfall
+from memory import memory_shortfall
 
 # -----------------------------------------------------------------------------
 

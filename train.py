@@ -13,7 +13,8 @@ The global batch (`batch_size` sequences per step) is fixed: each rank takes its
 micro-batches, so the number of processes changes only the time. A run writes out_dir/log.jsonl (evaluations),
 train_log.jsonl (training losses), ckpt.pt (to resume) and ckpt_best.pt (the lowest val_loss's weights). What
 keeps a run safe and fast is beside the loop, one call each: checkpoint.py (atomic files, exact resume),
-run_guard.py (lock, signals, memory pre-check), prefetch.py, head_loss.py, hardware.py. See docs/runs.md.
+run_guard.py (lock, signals, faults), memory.py (the memory pre-check), prefetch.py, head_loss.py, hardware.py. See
+docs/runs.md.
 """
 
 import inspect
@@ -35,12 +36,13 @@ from tqdm import tqdm
 import checkpoint
 import tasks
 from configurator import configure, declare, declare_keys, fail
-from hardware import (allow_tf32, cpu_peak_flops, flops_per_token, init_process_group, keep_freed_memory,
-                      partitioner_settings, peak_flops, resolve_device, resolve_dtype)
+from hardware import (allow_tf32, cpu_peak_flops, flops_per_token, init_process_group, partitioner_settings,
+                      peak_flops, resolve_device, resolve_dtype)
 from head_loss import HeadLoss
+from memory import check_memory, keep_freed_memory
 from model import GPT, GPTConfig
 from prefetch import batches, default_prefetch
-from run_guard import StopSignals, check_finite, check_memory, collective_faults, lock_dir
+from run_guard import StopSignals, check_finite, collective_faults, lock_dir
 from runconfig import (check_train_flags, make_task, model_args as make_model_args, run_out_dir,
                        write_construction)
 from tasks import crop_unscored
@@ -94,8 +96,8 @@ compile = True                  # torch.compile the model
 chunked_loss = True             # the head's loss in chunks, no (B, T, V) logits (head_loss.py); False: model.py's
 recompute_pointwise = True      # compiled: the backward recomputes norms, rotary, SiLU (hardware.partitioner_settings)
 activation_memory_budget = 1.0  # compiled: < 1 keeps this share of activations, recomputing the rest (matmuls too)
-memory_check = True             # refuse a model + micro-batch that would not fit (run_guard.memory_estimate)
-cpu_keep_memory = False         # CPU: malloc keeps freed memory for the next step (hardware.keep_freed_memory)
+memory_check = True             # refuse a model + micro-batch that would not fit (memory.memory_estimate)
+cpu_keep_memory = False         # CPU: malloc keeps freed memory for the next step (memory.keep_freed_memory)
 prefetch: int | None = None     # batches a worker draws ahead (the same ones; prefetch.py); None: 2 on a GPU, else 0
 # -----------------------------------------------------------------------------
 cli_given = {}                  # {key: 'flag' or its config file} for every key the command line sets

@@ -27,7 +27,7 @@ import sys
 import torch
 
 from configurator import fail, run_command
-from hardware import memory_shortfall
+from memory import memory_shortfall
 from model import GPTConfig, softmax_attention
 
 # -----------------------------------------------------------------------------------------------------

@@ -136,10 +136,10 @@ def test_train_cuda_without_cuda(tmp_path, monkeypatch, capsys):
 
 
 def test_train_refuses_what_memory_cannot_hold(tmp_path, monkeypatch, capsys):
-    """The estimate (run_guard.memory_estimate) is checked before the model is built: one line with both numbers,
+    """The estimate (memory.memory_estimate) is checked before the model is built: one line with both numbers,
     pointing at micro_batch_size."""
-    import run_guard
-    monkeypatch.setattr(run_guard, 'available_memory', lambda device, device_type: 2 ** 10)
+    import memory
+    monkeypatch.setattr(memory, 'available_memory', lambda device, device_type: 2 ** 10)
     result = run_script('train.py', TINY + ['--max_iters=1', f'--out_dir={tmp_path / "o"}'], monkeypatch, capsys)
     assert_one_line_error(result, 'GiB is available on cpu: lower --micro_batch_size=<n> (now 8')
     assert run_script('train.py', TINY + ['--max_iters=1', '--memory_check=False', f'--out_dir={tmp_path / "o"}'],

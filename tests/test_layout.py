@@ -11,7 +11,7 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODULES = ('model', 'head_loss', 'hardware', 'checkpoint', 'run_guard', 'runconfig', 'prefetch', 'tasks',
-           'text_data', 'configurator', 'files')
+           'text_data', 'configurator', 'files', 'memory')
 SCRIPTS = ('train', 'bench', 'sample', 'sde', 'universal', 'bayes_paths')
 
 

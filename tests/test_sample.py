@@ -95,8 +95,8 @@ def test_sample_edges_are_one_line_or_work(char_lm, tmp_path, monkeypatch, capsy
 
 
 def test_sample_checks_memory_first(char_lm, monkeypatch, capsys):
-    import hardware
-    monkeypatch.setattr(hardware, 'available_memory', lambda device, device_type: 2 ** 10)
+    import memory
+    monkeypatch.setattr(memory, 'available_memory', lambda device, device_type: 2 ** 10)
     assert_one_line_error(run_script('sample.py', [f"--out_dir={char_lm['standard']}", '--start=the'], monkeypatch,
                                      capsys), "the model and one sample's forward pass need more memory than there "
                                               "is: about")

@@ -36,7 +36,7 @@ from bayes_paths import (DENOISE_HEADS, DTYPE, HMC_PATHS, OPTIMIZERS, PARAMS, PA
                          order_parameter_from_weights, pair_episodes, path_kernels, predictor, training_kernel)
 from configurator import fail, run_command
 from files import cause, input_file, output_file, output_folder
-from hardware import memory_shortfall
+from memory import memory_shortfall
 
 # 7. Experiments: compute steps, figures, tables, and the three commands
 # =============================================================================

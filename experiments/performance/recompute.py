@@ -21,7 +21,8 @@ import time
 import torch
 import torch._functorch.config
 
-from hardware import ResidentPeak, partitioner_settings, release_free_memory
+from hardware import partitioner_settings
+from memory import ResidentPeak, release_free_memory
 from model import GPT, GPTConfig
 
 SETTINGS = {

@@ -60,7 +60,12 @@ SCRIPTS = {
     'sde covariance': ('sde.py', ['covariance', '{lm}/ckpt.pt'], ['--n_seq=2']),
     'universal verify': ('universal.py', ['verify'], ['--H=1', '--L=1', '--d=2', '--d_in=3', '--n=3']),
     'universal dims': ('universal.py', ['dims'], ['--H=2', '--L=2', '--d=2', '--d_in=4']),
-    'universal table': ('universal.py', ['table'], ['--tasks=khop1', '--archs=res', '--results={case}/none']),
+    'universal table': ('universal.py', ['table'], ['--tasks=khop1', '--archs=res', '--results={case}/none',
+                                                    '--assets={case}/assets']),
+    'universal experiments': ('universal.py', ['experiments'], [
+        '--which=table2', '--tasks=khop1', '--archs=res', '--models=sparse', '--seeds=0', '--out={case}/out',
+        '--results={case}/results', '--assets={case}/assets', '--tag=edge', '--flags=--max_iters=2,--eval_interval=2,--eval_iters=1,'
+        '--n_test=16,--batch_size=4']),
     'bayes_paths hmc': ('bayes_paths.py', ['hmc'], HMC_TINY),
     'bayes_paths nuts': ('bayes_paths.py', ['nuts'], HMC_TINY[:-2] + ['--N=3', '--warmup=2', '--samples=2',
                                                                        '--max_tree_depth=2', '--max_iters=20']),

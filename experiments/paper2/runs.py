@@ -20,6 +20,7 @@ files) run the same commands.
 
 import json
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -27,6 +28,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 
 from configurator import fail, run_command, train_keys
+from files import output_folder
 from universal import FIXED, M_all, m_bar, min_width
 
 ARCHS = {'attn': {}, 'res': dict(residual=True), 'res_ln': dict(residual=True, norm='layer'),
@@ -149,13 +151,22 @@ def experiment_runs(which, size, seeds, d_list=D_LIST, sweep_arch='res_ln', task
     tag that ends the names (_<tag>). The fully trained model runs at full_lr_scale × the config's learning rate
     (--learning_rate in its command; 0: FULL_LR_SCALE[size][task]); a sparse model runs at its construction's
     width (--n_embd=min_width) where the config's n_embd is below it. Raises ValueError for another experiment,
-    size, task, architecture or model."""
+    size, task, architecture or model, a negative seed, a flag that is not one (--key=value), a tag that is not
+    a plain name, or full_lr_scale outside [0, 100]."""
     if size not in ('cpu', 'paper'):
         raise ValueError(f"size must be cpu or paper, got {size!r}")
     if sweep_arch not in ARCHS or not set(archs or ()) <= set(ARCHS) or not set(tasks or ()) <= set(TASKS):
         raise ValueError(f"archs and sweep_arch must be in {', '.join(ARCHS)}; tasks in {', '.join(TASKS)}")
     if not set(models or ()) <= set(MODELS + (IDENTITY,)):
         raise ValueError(f"models must be in {', '.join(MODELS + (IDENTITY,))}, got {', '.join(models)}")
+    if not seeds or min(seeds) < 0:
+        raise ValueError(f"seeds must be >= 0, got {', '.join(map(str, seeds)) or 'none'}")
+    if any(not str(f).startswith('--') or len(str(f)) < 3 for f in flags):
+        raise ValueError(f"flags must be train.py flags (--key=value), got {', '.join(map(str, flags))}")
+    if not re.fullmatch(r'[\w.+-]*', tag):
+        raise ValueError(f"tag must be letters, digits, _ . + or - (it ends run names), got {tag!r}")
+    if not 0 <= full_lr_scale <= 100:
+        raise ValueError(f"full_lr_scale must be in [0, 100] (0: FULL_LR_SCALE's), got {full_lr_scale}")
     cfg_dir = 'config/cpu' if size == 'cpu' else 'config'
     conf = lambda t: f'{cfg_dir}/universal_{t}.py'
     config_lr = lambda t: train_keys([conf(t)], learning_rate=0.0)['learning_rate']
@@ -321,10 +332,11 @@ def run(which='table1',      # table1 | table2 | msweep
         d_list=D_LIST,       # msweep: the head widths d
         sweep_arch='res_ln', # msweep: the architecture (a key of ARCHS)
         out='out/universal', # train.py's out_dir: out/<size>/<run>/
-        results=''):         # logs and commands: results/<run>/; '': results/paper2 (cpu), .../paper
+        results='',          # logs and commands: results/<run>/; '': results/paper2 (cpu), .../paper
+        assets='assets'):    # the folder the curves' PNG goes to
     """Run (or reuse) every train.py run of an experiment (or of its rows tasks × archs), keep its log.jsonl and
     command.sh in results/, then print the table of every run of the experiment found there, beside the paper's
-    numbers, and write assets/universal_<which>_<size>[_<tag>].png. SIGINT / SIGTERM stop it cleanly: the runs
+    numbers, and write <assets>/universal_<which>_<size>[_<tag>].png. SIGINT / SIGTERM stop it cleanly: the runs
     under way save their checkpoints and stop, no more start, and it exits 1 naming them."""
     if jobs < 1:
         fail(f"jobs must be >= 1, got {jobs}")
@@ -334,6 +346,11 @@ def run(which='table1',      # table1 | table2 | msweep
     except ValueError as e:
         fail(e)
     out, results = os.path.join(out, size), results or ('results/paper2' if size == 'cpu' else 'results/paper2/paper')
+    try:                                                    # every folder it writes, before any run
+        for folder, key in ((out, 'out'), (results, 'results'), (assets, 'assets')):
+            output_folder(folder, key)
+    except ValueError as e:
+        fail(e)
 
     def go(run):                                            # a failed run is reported; the others go on
         name, config, model, arch, extra, tag = run
@@ -360,7 +377,7 @@ def run(which='table1',      # table1 | table2 | msweep
              f"({', '.join(failed)}); the same command continues the stopped ones from their checkpoints", status=1)
     beyond = set(tasks) - set(TABLE_TASKS.get(which, ()))       # App. F's tasks: their own table
     table(which, size, tuple(dict.fromkeys(seeds + (0, 1, 2, 3, 4))), tasks if beyond else (), (), flags, tag,
-          full_lr_scale, tuple(dict.fromkeys(D_LIST + tuple(d_list))), sweep_arch, results)  # every row with logs
+          full_lr_scale, tuple(dict.fromkeys(D_LIST + tuple(d_list))), sweep_arch, results, assets)  # every row
     if failed:
         fail(f"{len(failed)} of {len(runs)} runs failed: {', '.join(failed)} (each one's stdout.txt is in {out}/)",
              status=1)
@@ -376,12 +393,14 @@ def table(which='table1',            # table1 | table2 | msweep
           full_lr_scale=0.0,         # the fully trained model's lr / the config's; 0: FULL_LR_SCALE's
           d_list=D_LIST,             # msweep: the head widths d
           sweep_arch='res_ln',       # msweep: the architecture
-          results=''):               # '': results/paper2 (cpu), results/paper2/paper (paper)
+          results='',                # '': results/paper2 (cpu), results/paper2/paper (paper)
+          assets='assets'):          # the folder the curves' PNG goes to
     """Print an experiment's table from the logs in results/ (runs without a log are left out) and redraw
-    assets/universal_<which>_<size>[_<task>...][_<tag>].png (curves for the tables, Fig. 2 for msweep; the tasks
+    <assets>/universal_<which>_<size>[_<task>...][_<tag>].png (curves for the tables, Fig. 2 for msweep; the tasks
     when only those are asked for)."""
     try:
         runs = experiment_runs(which, size, seeds, d_list, sweep_arch, tasks, archs, flags, tag, full_lr_scale)
+        output_folder(assets, 'assets')
     except ValueError as e:
         fail(e)
     results = results or ('results/paper2' if size == 'cpu' else 'results/paper2/paper')
@@ -389,7 +408,8 @@ def table(which='table1',            # table1 | table2 | msweep
     cpu = [r['cpu_s'] for r in found.values() if 'cpu_s' in r]
     print(f"{len(found)} of {len(runs)} runs in {results}/, train.py CPU time {sum(cpu):.0f} s")
     if found:
-        png = f"assets/universal_{which}_{size}{''.join('_' + t for t in tasks)}{'_' + tag if tag else ''}.png"
+        png = os.path.join(assets, f"universal_{which}_{size}{''.join('_' + t for t in tasks)}"
+                                   f"{'_' + tag if tag else ''}.png")
         (plot_msweep if which == 'msweep' else lambda r, p: plot_curves(r, p, results))(found, png)
         print(f"wrote {png}")
         print(results_table(which, found))

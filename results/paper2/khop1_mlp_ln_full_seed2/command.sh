@@ -1,0 +1,1 @@
+OMP_NUM_THREADS=1 python train.py config/cpu/universal_khop1.py --residual=True --mlp=True --norm=layer --freeze_attn=False --freeze_norm=False --freeze_mlp=False --seed=2 --learning_rate=0.001 --out_dir=out/universal/cpu/khop1_mlp_ln_full_seed2 --overwrite=True

@@ -25,7 +25,8 @@ def lock_dir(path):
 
 
 # The catchable signals by which a scheduler, the kernel or a user ends a job or warns that its end is near
-# (docs/runs.md#faults-what-each-does-to-a-run): each asks the run to stop after its step with ckpt.pt saved, exit 128 + N.
+# (docs/runs.md#faults-what-each-does-to-a-run): each asks the run to stop after its step with ckpt.pt saved,
+# exit 128 + N.
 #   INT (Ctrl-C), TERM (preemption, kill), HUP (a closed terminal; left ignored under nohup), QUIT (Ctrl-\),
 #   USR1 / USR2 (SLURM's --signal and other schedulers' warnings), XCPU (a CPU-time limit: the kernel),
 #   PWR (a power failure, on Linux), ALRM (a wall-clock alarm set for the job).

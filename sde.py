@@ -573,7 +573,8 @@ def check(checks='abc',               # which checks to run: some of a, b, c
         fail(f"--num_threads must be at most 1024, got {num_threads}")
     need = 8 * max(('a' in checks) * samples_onestep * max(n_drift, n_onestep) * m * 4,     # float64 tensors
                    ('b' in checks) * draws * max(widths) * (max(widths) + 2 * m),
-                   ('c' in checks) * draws_collapse * (3 * n_collapse ** 2 + 3 * n_collapse * m_collapse + m_collapse ** 2))
+                   ('c' in checks) * draws_collapse * (3 * n_collapse ** 2 + 3 * n_collapse * m_collapse
+                                                       + m_collapse ** 2))
     short = memory_shortfall(need)
     if short:
         fail(f"the checks' tensors (the widths times draws and samples) need {short}; lower --draws=<n>, "

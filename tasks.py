@@ -761,7 +761,8 @@ def settings():
 
 
 LOWEST = {   # task: {setting: its lowest value}; a setting is train.py's key <task>_<setting>
-    'decimal_addition': dict(n_digits=1), 'retrieval': dict(vocab_size=2, m_max=1), 'khop': dict(k=-1, max_k=0, length=2),
+    'decimal_addition': dict(n_digits=1), 'retrieval': dict(vocab_size=2, m_max=1),
+    'khop': dict(k=-1, max_k=0, length=2),
     'dyck1': dict(min_len=0, max_len=2), 'modular_addition': dict(p=2), 'memorization': dict(n_keys=1),
     'lm': dict(block_size=1), 'sentiment': dict(block_size=2),
 }

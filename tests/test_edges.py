@@ -64,8 +64,8 @@ SCRIPTS = {
                                                     '--assets={case}/assets']),
     'universal experiments': ('universal.py', ['experiments'], [
         '--which=table2', '--tasks=khop1', '--archs=res', '--models=sparse', '--seeds=0', '--out={case}/out',
-        '--results={case}/results', '--assets={case}/assets', '--tag=edge', '--flags=--max_iters=2,--eval_interval=2,--eval_iters=1,'
-        '--n_test=16,--batch_size=4']),
+        '--results={case}/results', '--assets={case}/assets', '--tag=edge',
+        '--flags=--max_iters=2,--eval_interval=2,--eval_iters=1,--n_test=16,--batch_size=4']),
     'bayes_paths hmc': ('bayes_paths.py', ['hmc'], HMC_TINY),
     'bayes_paths nuts': ('bayes_paths.py', ['nuts'], HMC_TINY[:-2] + ['--N=3', '--warmup=2', '--samples=2',
                                                                        '--max_tree_depth=2', '--max_iters=20']),
@@ -214,7 +214,8 @@ def verdict(code, out, err, accepted=()):
         return "exit 0 with 'nan' in its output" if re.search(r'\bnan\b', out) else None
     if code in (2, 3):
         errors = [line for line in lines if line.startswith('error: ')]
-        return None if len(errors) == 1 and errors[0] == lines[-1] else f'exit {code} without one error line: {lines[-3:]}'
+        one = len(errors) == 1 and errors[0] == lines[-1]
+        return None if one else f'exit {code} without one error line: {lines[-3:]}'
     return f'exit {code}: {lines[-2:]}'
 
 

@@ -62,8 +62,9 @@ def processes_running(text):
 @pytest.mark.parametrize('sig, prefetch', [(signal.SIGTERM, 0), (signal.SIGINT, 0), (signal.SIGHUP, 0),
                                          (signal.SIGTERM, 2)])
 def test_a_signal_saves_and_resume_continues_exactly(sig, prefetch, tmp_path, monkeypatch, capsys):
-    """SIGTERM (a scheduler's preemption), SIGINT (Ctrl-C) or SIGHUP (a closed terminal): the run saves ckpt.pt after its step, says where it
-    stopped, exits 128 + signal without a traceback, and --init_from=resume gives the uninterrupted run's losses.
+    """SIGTERM (a scheduler's preemption), SIGINT (Ctrl-C) or SIGHUP (a closed terminal): the run saves ckpt.pt
+    after its step, says where it stopped, exits 128 + signal without a traceback, and --init_from=resume gives the
+    uninterrupted run's losses.
     With a prefetching worker the signal goes to the whole process group, as `timeout` and a terminal send it:
     the checkpoint holds the data stream's state after the last batch trained on (not the worker's, ahead),
     and the worker ends with the run."""

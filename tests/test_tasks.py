@@ -327,8 +327,8 @@ def test_every_numeric_setting_of_a_task_has_its_lowest_value(name):
         setting = key[len(name) + 1:]
         if key.startswith(name + '_') and setting in inspect.signature(tasks.TASKS[name]).parameters and \
                 isinstance(default, int) and not isinstance(default, bool):
-            assert setting in tasks.LOWEST.get(name, {}), \
-                f"task {name!r}: add the lowest value of its setting {setting!r} to tasks.LOWEST (docs/fork.md#add-a-task)"
+            assert setting in tasks.LOWEST.get(name, {}), (f"task {name!r}: add the lowest value of its setting "
+                                                            f"{setting!r} to tasks.LOWEST (docs/fork.md#add-a-task)")
 
 
 @pytest.mark.parametrize('name', tasks.TASKS)

@@ -780,7 +780,8 @@ def oneshot(out_dir='out/paths-oneshot',   # results.json and PNGs go here
     require(min(n_embd, qk_dim, gd_steps, gd_batch, eval_every, n_eval) >= 1,
             "n_embd, qk_dim, gd_steps, gd_batch, eval_every and n_eval must be at least 1")
     at_least(1, max_iters=max_iters, nuts_tree_depth=nuts_tree_depth)
-    require(re.fullmatch(r'[\w.+-]*', tag), f"--tag must be letters, digits, _ . + or - (it ends file names), got {tag!r}")
+    require(re.fullmatch(r'[\w.+-]*', tag),
+            f"--tag must be letters, digits, _ . + or - (it ends file names), got {tag!r}")
     at_least(0, nuts_warmup=nuts_warmup, gd_max_minutes=gd_max_minutes)
     rates(gd_lr=gd_lr, lr=lr)
     n, T, N0 = path_count(heads, layers), 48, PATCH * PATCH

@@ -90,8 +90,9 @@ class GPTConfig:
         for wrong, message in [
                 (not self.qk_init_std > 0, f"qk_init_std must be positive, got {self.qk_init_std}"),
                 (not 0 < self.skip_scaling <= 1, f"skip_scaling must be in (0, 1], got {self.skip_scaling}"),
-                (self.depth_alpha < 0 or self.base_n_layer < 1, f"need depth_alpha >= 0 and base_n_layer >= 1, got "
-                 f"depth_alpha={self.depth_alpha}, base_n_layer={self.base_n_layer}"),
+                (not 0 <= self.depth_alpha <= 16 or self.base_n_layer < 1 or self.base_width < 1,
+                 f"need depth_alpha in [0, 16], base_n_layer >= 1 and base_width >= 1, got depth_alpha="
+                 f"{self.depth_alpha}, base_n_layer={self.base_n_layer}, base_width={self.base_width}"),
                 (self.attn_out_proj and self.n_embd % self.n_head, f"{indivisible}: each head's value is n_embd // "
                  f"n_head wide (head_dim sets the query and key width only)"),
                 (self.n_embd % self.n_head and not self.head_dim, f"{indivisible}; set head_dim"),

@@ -28,15 +28,11 @@ def make_task(config, n_test=None):
 
 def check_shape(config):
     """Raise ValueError naming the first of config's model-size keys (n_layer, n_head, n_embd >= 1; head_dim,
-    block_size >= 0; vocab_size >= 1) or the authors' block's scales (skip_scaling in [0, 1], depth_alpha in
-    [0, 16], base_width >= 1) that is out of range."""
+    block_size >= 0; vocab_size >= 1) that is out of range."""
     for key, low in (('n_layer', 1), ('n_head', 1), ('n_embd', 1), ('head_dim', 0), ('block_size', 0),
-                     ('vocab_size', 1), ('base_width', 1), ('base_n_layer', 1)):
+                     ('vocab_size', 1)):
         if key in config and config[key] < low:
             raise ValueError(f"--{key} must be >= {low}, got {config[key]}")
-    for key, high in (('skip_scaling', 1), ('depth_alpha', 16)):
-        if key in config and not 0 <= config[key] <= high:
-            raise ValueError(f"--{key} must be in [0, {high}], got {config[key]}")
 
 
 def model_args(config, task):

@@ -81,6 +81,7 @@ SCRIPTS = {
 
 # (script, key): (the edge values that are legitimate settings, why; 'skip': not run, else the exit codes accepted)
 LONG = 'a legitimate setting that runs for hours; its size is the user\'s choice'
+REPO = "'' is the default, a folder in the repository, which a test leaves alone"
 LEGITIMATE = {
     ('train', 'max_iters'): ({HUGE}, 'skip', LONG),
     ('train', 'eval_iters'): ({HUGE}, 'skip', LONG),
@@ -97,6 +98,9 @@ LEGITIMATE = {
     ('bayes_paths oneshot', 'nuts_warmup'): ({HUGE}, 'skip', LONG),
     ('bayes_paths timing', 'repeats'): ({HUGE}, 'skip', LONG),
     ('sde check', 'depth_collapse'): ({HUGE}, 'skip', LONG),
+    ('tasks prepare', 'out_dir'): ({''}, 'skip', REPO),
+    ('universal experiments', 'out'): ({''}, 'skip', REPO),
+    ('universal experiments', 'results'): ({''}, 'skip', REPO),
     ('universal verify', 'tol'): ({'0', '-1', '-inf'}, {0, 1}, 'a tolerance no float error meets: verify reports '
                                                                 'FAIL with exit 1, its verdict'),
 }

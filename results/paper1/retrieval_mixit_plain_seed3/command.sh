@@ -1,0 +1,1 @@
+OMP_NUM_THREADS=1 python train.py config/cpu/retrieval_mixit.py --seed=3 --mixit_seed=3 --device=cpu --compile=False --dtype=float32 --mixit_block=plain --out_dir=out/seeds/retrieval_mixit_plain_seed3

@@ -119,7 +119,7 @@ except ValueError as e:
     fail(e)
 globals().update(config)
 iter_num, best_val_loss = (ckpt['iter_num'], ckpt['best_val_loss']) if ckpt else (0, float('inf'))
-checkpoint_interval = eval_interval if checkpoint_interval is None else checkpoint_interval
+save_interval = eval_interval if checkpoint_interval is None else checkpoint_interval   # iterations between ckpt.pt
 
 # ----------------------------------------------------------------------------- processes and devices
 ddp = int(os.environ.get('RANK', -1)) != -1     # under torchrun
@@ -146,11 +146,11 @@ allow_tf32()
 torch.manual_seed(seed)
 
 rank_batch = batch_size // world_size
-eval_batch_size = eval_batch_size or micro_batch_size or batch_size   # the same for any number of processes
-micro_batch_size = micro_batch_size or rank_batch
-if rank_batch % micro_batch_size:
+eval_batch = eval_batch_size or micro_batch_size or batch_size    # the same for any number of processes
+micro_batch = micro_batch_size or rank_batch
+if rank_batch % micro_batch:
     fail(f"per-process batch {rank_batch} must be divisible by micro_batch_size={micro_batch_size}")
-grad_accum = rank_batch // micro_batch_size
+grad_accum = rank_batch // micro_batch
 
 # ----------------------------------------------------------------------------- task and model
 if wandb_log and master:
@@ -176,7 +176,7 @@ try:
     if master:                                    # one run per out_dir (under DDP rank 0 writes it)
         lock_dir(out_dir)
     if memory_check:                              # before any weight is allocated
-        check_memory(gpt_config, micro_batch_size, T, dtype, device, device_type, batch_size, eval_batch_size)
+        check_memory(gpt_config, micro_batch, T, dtype, device, device_type, batch_size, eval_batch)
     raw_model = GPT(gpt_config)
     if ckpt is not None:                          # frozen weights left out of it are drawn again, and checked
         checkpoint.restore(raw_model, ckpt, ckpt_path, construct=write_construction)
@@ -196,7 +196,7 @@ data_state = np.random.default_rng(seed).bit_generator.state, 0
 try:
     if ckpt is not None:
         data_state = checkpoint.restore_training_state(ckpt, ckpt_path, optimizer, scaler)
-    prefetch = default_prefetch(prefetch, device_type)
+    ahead = default_prefetch(prefetch, device_type)      # batches a worker draws ahead
 except ValueError as e:
     fail(e)
 identity, ckpt = checkpoint.identity(config, ckpt), None   # the run's id and data (kept with its files); free memory
@@ -238,9 +238,9 @@ def draw_batch(rng, start):
                       data.get_batch(batch_size, rng)))
         n_scored = max(int((y >= 0).sum()), 1)
         x, y = x[mine], y[mine]
-    return [(x[i:i + micro_batch_size], y[i:i + micro_batch_size],
-             world_size * int((y[i:i + micro_batch_size] >= 0).sum()) / n_scored)
-            for i in range(0, rank_batch, micro_batch_size)]
+    return [(x[i:i + micro_batch], y[i:i + micro_batch],
+             world_size * int((y[i:i + micro_batch] >= 0).sum()) / n_scored)
+            for i in range(0, rank_batch, micro_batch)]
 
 
 def all_reduce_sum(values):
@@ -259,8 +259,8 @@ def evaluate():
     x_all, y_all = data.eval_set()
     lo, hi = rank * len(x_all) // world_size, (rank + 1) * len(x_all) // world_size
     loss_sum, counts = 0.0, {}
-    for i in range(lo, hi, eval_batch_size):
-        x, y = map(to_device, crop(x_all[i:min(i + eval_batch_size, hi)], y_all[i:min(i + eval_batch_size, hi)]))
+    for i in range(lo, hi, eval_batch):
+        x, y = map(to_device, crop(x_all[i:min(i + eval_batch, hi)], y_all[i:min(i + eval_batch, hi)]))
         with autocast:
             logits, loss = eval_model(x, y, scored_only=True)  # (n_scored, V): the head only where y >= 0
         scored = y >= 0
@@ -278,7 +278,7 @@ def evaluate():
     rng = np.random.default_rng([seed, iter_num, 1])
     train_loss = 0.0
     for i in range(eval_iters):                     # every rank draws every batch, and scores its share
-        x, y = crop(*data.get_batch(eval_batch_size, rng))
+        x, y = crop(*data.get_batch(eval_batch, rng))
         if i % world_size == rank:
             x, y = to_device(x), to_device(y)
             with autocast:
@@ -330,7 +330,7 @@ if master:
     print(f"{out_dir} | task {task} | variant {model_args['variant']} | {n_trainable:,} trainable of {n_total:,} "
           f"parameters | "
           f"{world_size} process(es) on {device}, {dtype}{dtype_note} | global batch {batch_size} = "
-          f"{micro_batch_size} x {grad_accum} accum x {world_size} ranks | {batch_size * T:,} tokens/iter" +
+          f"{micro_batch} x {grad_accum} accum x {world_size} ranks | {batch_size * T:,} tokens/iter" +
           (f" | resumed at iteration {iter_num}" if init_from == 'resume' else '') +
           (f" | MFU against {peak / 1e12:.3g} TFLOP/s ({peak_source})" if peak else ''))
     if wandb_log:
@@ -344,7 +344,7 @@ pbar = tqdm(total=max_iters, initial=iter_num, disable=None if master else True,
 loss_accum = torch.zeros((), device=device, dtype=torch.float64 if dtype == 'float64' else torch.float32)
 t_log, iters_since_log = time.perf_counter(), 0
 peak_doubted = False            # a note was printed that the cached CPU peak is below the achieved rate
-stream = batches(draw_batch, data_state, batch_size, prefetch)   # a prefetching worker starts drawing now
+stream = batches(draw_batch, data_state, batch_size, ahead)   # a prefetching worker starts drawing now
 # SIGINT / SIGTERM / SIGHUP: stop after the step under way, with ckpt.pt saved; a process lost: one line, exit 3
 with StopSignals() as signals, collective_faults(ckpt_path, ddp_timeout):
     while True:
@@ -360,7 +360,7 @@ with StopSignals() as signals, collective_faults(ckpt_path, ddp_timeout):
                     checkpoint.save(best_path, raw_model, model_args=model_args, config=config, iter_num=iter_num,
                                     val_loss=metrics['val_loss'], **identity)
             check_finite(metrics['val_loss'], 'val_loss', iter_num, ckpt_path)     # diverged: exit 3, ckpt.pt kept
-        due = iter_num >= max_iters or (checkpoint_interval and iter_num % checkpoint_interval == 0 and iter_num > 0)
+        due = iter_num >= max_iters or (save_interval and iter_num % save_interval == 0 and iter_num > 0)
         if due and iter_num != saved_iter:
             if master:
                 save_checkpoint()

@@ -101,7 +101,7 @@ cpu_keep_memory = False         # CPU: malloc keeps freed memory for the next st
 prefetch: int | None = None     # batches a worker draws ahead (the same ones; prefetch.py); None: 2 on a GPU, else 0
 # -----------------------------------------------------------------------------
 cli_given = {}                  # {key: 'flag' or its config file} for every key the command line sets
-config = configure(globals(), given=cli_given, console='quiet')  # a closed console never stops training
+config = configure(dict(globals()), given=cli_given, console='quiet')   # live below, once the run's are known
 config['out_dir'] = out_dir = run_out_dir(config, cli_given)   # flags that change the run: a folder of its own
 try:
     notes = check_train_flags(config)      # settings that may surprise, printed below
@@ -111,13 +111,13 @@ except ValueError as e:
 # ----------------------------------------------------------------------------- out_dir: a new run or a resumed one
 ckpt_path, best_path = os.path.join(out_dir, 'ckpt.pt'), os.path.join(out_dir, 'ckpt_best.pt')
 try:    # resumed: config takes the checkpoint's keys; new: out_dir may hold no run (unless --overwrite=True)
-    ckpt = checkpoint.resume(out_dir, config, cli_given) if init_from == 'resume' else \
-        checkpoint.check_new_run(out_dir, overwrite)
+    ckpt = checkpoint.resume(out_dir, config, cli_given) if config['init_from'] == 'resume' else \
+        checkpoint.check_new_run(out_dir, config['overwrite'])
     if ckpt is not None:
         check_train_flags(config)                 # the checkpoint's settings pass the checks a config file's do
 except ValueError as e:
     fail(e)
-globals().update(config)
+globals().update(config)        # every setting live from here: the command line's, or on resume the checkpoint's
 iter_num, best_val_loss = (ckpt['iter_num'], ckpt['best_val_loss']) if ckpt else (0, float('inf'))
 save_interval = eval_interval if checkpoint_interval is None else checkpoint_interval   # iterations between ckpt.pt
 

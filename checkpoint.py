@@ -24,6 +24,11 @@ RUN_FILES = ('ckpt.pt', 'ckpt_best.pt', 'log.jsonl', 'train_log.jsonl')   # what
 MODEL_KEYS = [f.name for f in fields(GPTConfig)] + ['construction']
 TASK_KEYS = ['task', 'task_seed', 'fixed_train', 'train_on_test', 'n_train', 'n_test']
 
+
+def run_paths(out_dir):
+    """(ckpt.pt, ckpt_best.pt) of the run in out_dir: the last checkpoint (to resume) and the best weights."""
+    return os.path.join(out_dir, 'ckpt.pt'), os.path.join(out_dir, 'ckpt_best.pt')
+
 # ----------------------------------------------------------------------------- reading
 
 def load_checkpoint(path, keys=('model', 'model_args'), trained_only=False, mmap=False):
@@ -223,7 +228,7 @@ def resume(out_dir, config, given):
     overwrite. Raises ValueError, one line (naming what is there instead, with advice that deletes nothing), when
     there is no readable checkpoint, a run key (run_keys) is given a value other than the checkpoint's, max_iters
     is before the checkpoint's iteration, or the checkpoint is not the run in out_dir (check_same_run)."""
-    path = os.path.join(out_dir, 'ckpt.pt')
+    path, best = run_paths(out_dir)
     if os.path.islink(path) and not os.path.exists(path):
         raise ValueError(f"{path} is a symbolic link to {os.readlink(path)}, which does not exist: restore the "
                          f"checkpoint it points to, then resume")
@@ -232,7 +237,6 @@ def resume(out_dir, config, given):
                          f"there to resume")
     if not os.path.isfile(path):
         held = [n for n in RUN_FILES[1:] if os.path.isfile(os.path.join(out_dir, n))]
-        best = os.path.join(out_dir, 'ckpt_best.pt')
         raise ValueError(f"init_from='resume' but there is no checkpoint at {path}" + (
             f" ({out_dir} holds {', '.join(held)}: nothing to resume from; train on from the best weights in a new "
             f"run with --init_from={best} --out_dir=<another folder>)" if 'ckpt_best.pt' in held else
@@ -314,7 +318,7 @@ def check_same_run(out_dir, checkpoint, config):
     """Raise ValueError, one line, when resuming checkpoint (out_dir/ckpt.pt) would not continue faithfully: the
     logs in out_dir hold records of another run (a ckpt.pt copied in from elsewhere would continue its own run
     and cut theirs), or the prepared data it trained on has changed since (another text, tokenizer or split)."""
-    path, run = os.path.join(out_dir, 'ckpt.pt'), checkpoint.get('run')
+    path, run = run_paths(out_dir)[0], checkpoint.get('run')
     for name in RUN_FILES[2:]:
         others = sorted(log_runs(os.path.join(out_dir, name)) - {run}) if run else []
         if others:
@@ -338,7 +342,7 @@ def best_so_far(out_dir, run=None):
     (a kill, a full disk, an out-of-memory) and would let worse weights replace the best. inf when there is no
     ckpt_best.pt, or (with a note) one that cannot be read: the next evaluation writes one. Raises ValueError when
     ckpt_best.pt is of another run than run (ckpt.pt's id), which this run must not replace."""
-    path = os.path.join(out_dir, 'ckpt_best.pt')
+    last, path = run_paths(out_dir)
     if not os.path.lexists(path):
         return float('inf')
     try:
@@ -348,7 +352,7 @@ def best_so_far(out_dir, run=None):
         print(f"note: {e}; the next evaluation replaces it", file=sys.stderr)
         return float('inf')
     if run and best.get('run') and best['run'] != run:
-        raise ValueError(f"{path} is of run {best['run']}, not of run {run} as {os.path.join(out_dir, 'ckpt.pt')}: "
+        raise ValueError(f"{path} is of run {best['run']}, not of run {run} as {last}: "
                          f"resuming would replace another run's best weights; put the checkpoint in its own run's "
                          f"out_dir (or a new one)")
     return val_loss

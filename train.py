@@ -109,7 +109,7 @@ except ValueError as e:
     fail(e)
 
 # ----------------------------------------------------------------------------- out_dir: a new run or a resumed one
-ckpt_path, best_path = os.path.join(out_dir, 'ckpt.pt'), os.path.join(out_dir, 'ckpt_best.pt')
+ckpt_path, best_path = checkpoint.run_paths(out_dir)
 try:    # resumed: config takes the checkpoint's keys; new: out_dir may hold no run (unless --overwrite=True)
     ckpt = checkpoint.resume(out_dir, config, cli_given) if config['init_from'] == 'resume' else \
         checkpoint.check_new_run(out_dir, config['overwrite'])

@@ -51,7 +51,7 @@ The facts (facts(), per run, read from its log and command.sh; shown in the tabl
               run's train.py command (config file and flags); 'finished' when it reached them
     trend     over the records of the last TREND_WINDOW of the run's steps: 'rising' / 'falling' when the metric
               moved by more than TREND_POINTS points (percentages) or TREND_REL of its value, else 'flat'
-    diverged  a non-finite loss, or a last val_loss DIVERGE_FACTOR times its minimum or more
+    diverged  a non-finite loss, or a last val_loss DIVERGE_FACTOR times its minimum or more and DIVERGE_NATS above it
     runs per cell, size, data
 
 The rules (RULES; validate() refuses a verdict that its facts contradict, with one line naming the row and the
@@ -85,7 +85,8 @@ MAX_TOLERANCE_REL = 0.05        # of the paper's number, for other metrics
 TREND_WINDOW = 0.2              # the last fifth of a run's steps
 TREND_POINTS = 1.0              # points, for percentages: a smaller move is 'flat'
 TREND_REL = 0.02                # of the metric's value, for other metrics
-DIVERGE_FACTOR = 2.0            # a last val_loss this many times its minimum: diverged
+DIVERGE_FACTOR = 2.0            # a last val_loss this many times its minimum: diverged,
+DIVERGE_NATS = 0.1              # and this far above it (1e-5 -> 3e-5 at 100% accuracy is noise, not divergence)
 MIN_SEEDS = 3                   # runs per cell behind a firm verdict at CPU size
 FIRM = ('reproduced', 'reproduced at CPU size only', 'not reproduced')
 PERCENT = ('val_acc', 'val_exact')
@@ -279,12 +280,13 @@ def trend(records, metric, scale, percent):
 
 
 def diverged(records):
-    """A non-finite loss in the log, or a last val_loss DIVERGE_FACTOR times its minimum or more."""
+    """A non-finite loss in the log, or a last val_loss DIVERGE_FACTOR times its minimum or more and at least
+    DIVERGE_NATS above it."""
     losses = [r[k] for r in records for k in ('val_loss', 'train_loss', 'loss') if numeric(r.get(k))]
     if any(not math.isfinite(x) for x in losses):
         return True
     val = [r['val_loss'] for r in records if numeric(r.get('val_loss'))]
-    return bool(val) and min(val) > 0 and val[-1] >= DIVERGE_FACTOR * min(val)
+    return bool(val) and min(val) > 0 and val[-1] >= DIVERGE_FACTOR * min(val) and val[-1] - min(val) >= DIVERGE_NATS
 
 
 def facts(root, run, cell, records):

@@ -318,6 +318,7 @@ def test_facts_are_read_from_the_log_and_the_command(tmp_path):
     assert C.trend([rec(0, .1), rec(100, .5)], 'val_acc', 100, True) == 'rising'   # the last two at least
     assert not C.diverged([rec(0, .1, 3.0), rec(100, .5, 1.0)])
     assert C.diverged([rec(0, .1, 0.5), rec(100, .5, 1.0)])                          # twice its minimum
+    assert not C.diverged([rec(0, 1., 1e-5), rec(100, 1., 3e-5)])                     # noise at 100% accuracy
     assert C.diverged([rec(0, .1, float('nan'))])
     c = C.measure(C.load('paper1', root))['claims'][0]
     assert [f['size'] for f in c['cells'][0]['facts']] == ['cpu', 'cpu']

@@ -44,6 +44,13 @@ def fail(message, status=2):
     sys.exit(status)
 
 
+def at_least(low, **values):
+    """fail() on the first of values (settings, named by their keys) below low: `--key must be >= low, got v`."""
+    for key, value in values.items():
+        if value < low:
+            fail(f"--{key} must be >= {low}, got {value}")
+
+
 SIMPLE = (bool, int, float, str, tuple, type(None))
 
 

@@ -177,6 +177,11 @@ def release_free_memory():
 MAX_PARAMS = 1e13          # parameters: beyond any machine's memory (40 TB in fp32)
 
 
+def activation_bytes(dtype):
+    """Bytes of one activation value: 2 under bf16 / fp16 autocast, else the dtype's own (4, or 8 for float64)."""
+    return {'float32': 4, 'float64': 8}.get(dtype, 2)
+
+
 def memory_estimate(config, micro_batch_size, T, dtype, device_type):
     """Rough bytes a training step of the model of GPTConfig config holds at its peak, as (total, {part: bytes}):
     fp32 weights and buffers; per trainable parameter a gradient and AdamW's two moments (12 bytes), plus a
@@ -196,7 +201,7 @@ def memory_estimate(config, micro_batch_size, T, dtype, device_type):
         model = GPT(config)
     trainable, total = model.num_params()
     buffers = sum(b.numel() * b.element_size() for b in model.buffers())
-    act = {'float32': 4, 'float64': 8}.get(dtype, 2)
+    act = activation_bytes(dtype)
     word = 8 if dtype == 'float64' else 4
     tokens, vocab = micro_batch_size * T, model.lm_head.out_features
     rows = min(tokens, loss_chunk_rows(vocab, device_type))
@@ -214,7 +219,7 @@ def check_memory(config, micro_batch_size, T, dtype, device, device_type, batch_
     layer's activations (8 n_embd + n_head T values per token) and the head's chunk."""
     need, parts = memory_estimate(config, micro_batch_size, T, dtype, device_type)
     tokens = eval_batch_size * T
-    act = {'float32': 4, 'float64': 8}.get(dtype, 2)
+    act = activation_bytes(dtype)
     evaluation = parts['weights'] + parts['head'] + tokens * (16 + (8 * config.n_embd + config.n_head * T) * act)
     if evaluation > need:
         raise_if_short('evaluation batch', evaluation, dict(evaluation=evaluation), device, device_type,

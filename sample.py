@@ -25,7 +25,7 @@ import torch.nn.functional as F
 
 import tasks
 from checkpoint import gpt_config, load_checkpoint, load_weights
-from configurator import configure, fail
+from configurator import at_least, configure, fail
 from hardware import resolve_device
 from memory import memory_shortfall
 from model import GPT
@@ -47,10 +47,9 @@ configure(globals())
 # ----------------------------------------------------------------------------- flags and files, before any work
 if not temperature > 0:
     fail(f"--temperature must be > 0, got {temperature}")
-for key, value, low in (('top_k', top_k, 0), ('max_new_tokens', max_new_tokens, 0), ('num_samples', num_samples, 1),
-                        ('seed', seed, 0)):
-    if value < low:
-        fail(f"--{key} must be >= {low}, got {value}")
+at_least(0, top_k=top_k, max_new_tokens=max_new_tokens)
+at_least(1, num_samples=num_samples)
+at_least(0, seed=seed)
 if seed >= 2 ** 64:
     fail(f"--seed must be < 2**64 (torch's generator takes 64 bits), got {seed}")
 if start.startswith('FILE:'):

@@ -40,7 +40,7 @@ import time
 import torch
 from tqdm import tqdm
 
-from configurator import fail, run_command
+from configurator import at_least, fail, run_command
 from files import output_file, output_folder
 from memory import memory_shortfall
 
@@ -560,11 +560,8 @@ def check(checks='abc',               # which checks to run: some of a, b, c
         fail(f"checks must name some of a, b, c, got {checks!r}")
     if sde_scheme not in ('sqrt', 'em'):
         fail(f"sde_scheme must be 'sqrt' or 'em', got {sde_scheme!r}")
-    for key, value in dict(num_threads=num_threads, n_drift=n_drift, n_onestep=n_onestep, sde_steps=sde_steps,
-                           n_collapse=n_collapse, m_collapse=m_collapse, depth_collapse=depth_collapse,
-                           draws_collapse=draws_collapse).items():
-        if value < 1:
-            fail(f"--{key} must be >= 1, got {value}")
+    at_least(1, num_threads=num_threads, n_drift=n_drift, n_onestep=n_onestep, sde_steps=sde_steps,
+             n_collapse=n_collapse, m_collapse=m_collapse, depth_collapse=depth_collapse, draws_collapse=draws_collapse)
     if min(samples_onestep, draws) < 2:
         fail(f"samples_onestep and draws must be at least 2, got {samples_onestep}, {draws}")
     if not widths or min(widths) < m or not taus or min(taus) <= 0:
@@ -618,8 +615,7 @@ def covariance(ckpt,                  # a checkpoint of train.py (ckpt.pt)
     from hardware import resolve_device
     from model import GPT
     from runconfig import make_task
-    if n_seq < 1:
-        fail(f"--n_seq must be >= 1, got {n_seq}")
+    at_least(1, n_seq=n_seq)
     try:
         if save:
             output_file(save, 'save')

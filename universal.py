@@ -26,7 +26,7 @@ import sys
 
 import torch
 
-from configurator import fail, run_command
+from configurator import at_least, fail, run_command
 from memory import memory_shortfall
 from model import GPTConfig, softmax_attention
 
@@ -477,9 +477,7 @@ def verify(H=2,                      # heads per layer
     """UTF(X E) against T(X) for one random target; exits 1 when the max relative error exceeds tol."""
     if construction not in CONSTRUCTIONS:
         fail(f"construction must be one of {' | '.join(CONSTRUCTIONS)}, got {construction!r}")
-    for key, value in dict(H=H, L=L, d=d, d_in=d_in, n=n).items():
-        if value < 1:
-            fail(f"--{key} must be >= 1, got {value}")
+    at_least(1, H=H, L=L, d=d, d_in=d_in, n=n)
     if m < 0:
         fail(f"--m must be >= 0 (0: the smallest that works), got {m}")
     if not tol >= 0:

@@ -34,7 +34,7 @@ from bayes_paths import (DENOISE_HEADS, DTYPE, HMC_PATHS, OPTIMIZERS, PARAMS, PA
                          gp_order_parameters, head_path_mask, head_scores, hmc_setup, kernel, load_idx,
                          load_omniglot, minimise_action, missing_file, network_output, nuts_sample,
                          order_parameter_from_weights, pair_episodes, path_kernels, predictor, training_kernel)
-from configurator import fail, run_command
+from configurator import at_least, fail, run_command
 from files import cause, input_file, output_file, output_folder
 from memory import memory_shortfall
 
@@ -54,12 +54,6 @@ def require(condition, message):
 
 
 MAX_PATHS = 2 ** 16       # |Π| = heads**layers above this is no network the theory can hold (kernels are |Π|² P²)
-
-
-def at_least(bound, **values):
-    """Stop with one `error:` line unless every value (a setting, named by its key) is >= bound."""
-    for key, value in values.items():
-        require(value >= bound, f"--{key} must be >= {bound}, got {value}")
 
 
 def rates(**values):
@@ -100,7 +94,6 @@ def hmc_checks(seed, P, P_test, T, N0_feat, tau, beta, sigma_par, sigma_perp, de
                out_dir, N=1):
     """hmc's and nuts' settings checked before any work, with the memory of the data, the attentioned inputs and
     the path kernels (P + P_test)² |Π|² estimated up front."""
-    common(seed)
     require(P >= 2 and P_test >= 1, f"need P >= 2 and P_test >= 1, got P={P}, P_test={P_test}")
     require(T >= 2 and N0_feat >= 2, f"need T >= 2 and N0_feat >= 2, got T={T}, N0_feat={N0_feat}")
     require(denoise_head in DENOISE_HEADS,

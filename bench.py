@@ -232,8 +232,8 @@ except ValueError as e:
 def model_config(name):
     """The GPTConfig of a timed variant: the shape's keys with variant=name (Hugging Face's model: standard's).
     Raises ValueError for an impossible shape."""
-    cfg = {k: config[k] for k in GPTConfig.__dataclass_fields__}
-    return GPTConfig(**dict(cfg, variant='standard' if name == _HF else name))
+    cfg = {f.name: config[f.name] for f in GPTConfig.key_fields()}
+    return GPTConfig.from_keys(**dict(cfg, variant='standard' if name == _HF else name))
 
 
 def hf_llama():

@@ -10,7 +10,7 @@ import hashlib
 import json
 import os
 import sys
-from dataclasses import MISSING, fields
+from dataclasses import MISSING
 
 import torch
 
@@ -21,7 +21,7 @@ from model import GPT, GPTConfig
 
 FAULT = 3                       # exit status of a run ended by a fault it met (bad input: 2)
 RUN_FILES = ('ckpt.pt', 'ckpt_best.pt', 'log.jsonl', 'train_log.jsonl')   # what makes an out_dir hold a run
-MODEL_KEYS = [f.name for f in fields(GPTConfig)] + ['construction']
+MODEL_KEYS = [f.name for f in GPTConfig.key_fields()] + ['construction']
 TASK_KEYS = ['task', 'task_seed', 'fixed_train', 'train_on_test', 'n_train', 'n_test']
 
 
@@ -174,7 +174,7 @@ def gpt_config(model_args, path):
     """model.GPTConfig of a checkpoint's model_args, each value checked as a config file's (its field's type and
     GPTConfig's own ranges). Raises ValueError, one line naming path: a field this model.py lacks (a checkpoint of
     another version), a value of the wrong type, or one out of range."""
-    known = {f.name: f for f in fields(GPTConfig)}
+    known = {f.name: f for f in GPTConfig.key_fields()}
     if not isinstance(model_args, dict):
         raise ValueError(f"{path}: its model_args are not a dict of GPTConfig fields")
     unknown = [k for k in model_args if k not in known]
@@ -189,7 +189,7 @@ def gpt_config(model_args, path):
         except (ConfigError, TypeError) as e:
             raise ValueError(f"{path}: its model_args: {e}") from None
     try:
-        return GPTConfig(**args)
+        return GPTConfig.from_keys(**args)
     except (ValueError, TypeError) as e:
         raise ValueError(f"{path}: its model_args: {e}") from None
 

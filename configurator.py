@@ -31,7 +31,7 @@ import textwrap
 import tokenize
 import types
 import typing
-from dataclasses import MISSING, fields
+from dataclasses import MISSING, fields, is_dataclass
 
 
 class ConfigError(ValueError):
@@ -170,13 +170,16 @@ def comments_in(source, first_line=1):
 def declare(config, dataclass, **defaults):
     """Add every field of a dataclass (e.g. model.GPTConfig) to config as a key, with its annotation and the
     comment on its line in the dataclass's source, so that a script takes the model's flags without listing
-    them; defaults overrides some fields' defaults. --help lists the keys under the section of this call."""
+    them; a field that is itself a dataclass (GPTConfig.authors) adds its fields instead. defaults overrides
+    some fields' defaults. --help lists the keys under the section of this call."""
     annotations = config.setdefault('__annotations__', {})
-    comments_in_source = comments_in(inspect.getsource(dataclass))
-    values = {f.name: defaults.pop(f.name, None if f.default is MISSING else f.default) for f in fields(dataclass)}
+    groups = [dataclass] + [f.type for f in fields(dataclass) if is_dataclass(f.type)]
+    comments_in_source = {k: v for group in groups for k, v in comments_in(inspect.getsource(group)).items()}
+    keys = [f for group in groups for f in fields(group) if not is_dataclass(f.type)]
+    values = {f.name: defaults.pop(f.name, None if f.default is MISSING else f.default) for f in keys}
     if defaults:
         raise TypeError(f"{dataclass.__name__} has no field {next(iter(defaults))!r}")
-    annotations.update({f.name: f.type for f in fields(dataclass)})
+    annotations.update({f.name: f.type for f in keys})
     declare_keys(config, values, comments_in_source, _line=sys._getframe(1).f_lineno)
 
 

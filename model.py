@@ -6,7 +6,7 @@ MixiT's matrices are buffers. This file imports torch only: copy it alone into a
 """
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 
 import torch
 import torch.nn as nn
@@ -14,21 +14,38 @@ import torch.nn.functional as F
 
 # The base block's flags, and each variant's changes to them: the one place that defines a variant.
 BASE = dict(attn='softmax', rope=True, pos_emb=False, score_scale=True, attn_out_proj=True, mlp=True, residual=True,
-            norm='rms', init='normal', mixit_block='plain', freeze_qk=False, freeze_mlp=False, freeze_attn=False,
+            norm='rms', init='normal', mixit_block='base', freeze_qk=False, freeze_mlp=False, freeze_attn=False,
             freeze_norm=False)
 FROZEN = dict(freeze_attn=True, freeze_mlp=True, freeze_norm=True)     # every block weight fixed at init
 VARIANTS = {
     'standard':   dict(),                                              # everything trained
     'frozen_qk':  dict(freeze_qk=True),                                # W_Q, W_K of every layer fixed at init
     'frozen_mlp': dict(freeze_mlp=True),                               # W_G, W_U, W_D of every layer fixed at init
-    'mixit':      dict(attn='mixit', rope=False, pos_emb=True, mixit_block='code'),   # fixed random mixing A,
-                                                                       # eq. 2.3, in the authors' block (Block)
+    'mixit':      dict(attn='mixit', rope=False, pos_emb=True, mixit_block='authors'),   # fixed random mixing
+                                                                       # A, eq. 2.3, in the authors' block (Block)
     'random':     dict(rope=False, pos_emb=True, **FROZEN),            # only embeddings and head trained
     'universal':  dict(rope=False, score_scale=False, attn_out_proj=False, mlp=False, residual=False,
                        norm='none', init='uniform', **FROZEN),         # paper 2, §2: only E (wte), U (lm_head)
 }
 CHOICES = dict(attn=('softmax', 'mixit'), norm=('rms', 'layer', 'none'), init=('normal', 'uniform'),
-               mixit_block=('code', 'plain'), mixit_scale=('code', 'paper'))
+               mixit_block=('authors', 'base'), mixit_scale=('authors', 'paper'))
+RENAMED = dict(mixit_block={'code': 'authors', 'plain': 'base'}, mixit_scale={'code': 'authors'})   # older names
+
+
+@dataclass
+class AuthorsMixit:
+    """MixiT as the authors' code (princeton-pli/MixiT) draws its matrices and trains it, which produced paper 1's
+    MixiT numbers (docs/deviations.md#mixit-block): read by mixit_matrices, width_scale, MLP and Block only. On a
+    command line and in a checkpoint's model_args each field is a key of its own (--depth_alpha=1): from_keys."""
+    mixit_seed: int = 0                  # MixiT's matrices are drawn again from this seed, never checkpointed
+    mixit_scale: str = 'authors'         # sigma_h of A: 'authors' as their code draws it; 'paper': 1/sqrt(n m)
+    mixit_sink_head: bool = True         # head 0 of every layer attends to itself and token 1
+    mixit_block: str | None = None       # 'authors': their block (Block, MLP); 'base': the Llama block; None: variant's
+    skip_scaling: float = 0.5 ** 0.5     # their block: h <- s h + sqrt(1 - s^2) f(h)
+    activation_cminus: float = -1.0      # their block: MLP LeakyReLU slope 1 + activation_cminus / sqrt(n)
+    base_width: int = 512                # their block: linear outputs times sqrt(base_width / fan_in)
+    depth_alpha: float = 0.0             # > 0: h <- h + (base_n_layer / n_layer)^depth_alpha f(h), A without I
+    base_n_layer: int = 4                # the depth at which depth_alpha's branch scale is 1
 
 
 @dataclass
@@ -52,7 +69,6 @@ class GPTConfig:
     score_scale: bool | None = None      # divide scores by sqrt(head_dim)
     attn_out_proj: bool | None = None    # False: each head's value is n_embd wide, heads summed, no W_O (paper 2)
     qk_init_std: float = 0.02            # std of W_Q, W_K (docs/deviations.md#frozen-qk-score-scale)
-    mixit_seed: int = 0                  # MixiT's matrices are drawn again from this seed, never checkpointed
     # block
     mlp: bool | None = None
     residual: bool | None = None
@@ -64,16 +80,7 @@ class GPTConfig:
     freeze_mlp: bool | None = None
     freeze_attn: bool | None = None      # every attention weight (q, k, v, out)
     freeze_norm: bool | None = None
-    # The authors' code, which produced paper 1's MixiT numbers (docs/deviations.md#mixit-block): its block, its
-    # mixing matrices and its depth-scaled residual. Read by Block, MLP, width_scale and mixit_matrices only.
-    mixit_block: str | None = None       # 'code': the authors' block (Block); 'plain': the base block
-    mixit_scale: str = 'code'            # sigma_h of A: 'code' as the authors draw it; 'paper': 1/sqrt(n m)
-    mixit_sink_head: bool = True         # head 0 of every layer attends to itself and token 1
-    skip_scaling: float = 0.5 ** 0.5     # 'code' block: h <- s h + sqrt(1 - s^2) f(h)
-    activation_cminus: float = -1.0      # 'code' block: MLP LeakyReLU slope 1 + activation_cminus / sqrt(n)
-    base_width: int = 512                # 'code' block: linear outputs times sqrt(base_width / fan_in)
-    depth_alpha: float = 0.0             # > 0: h <- h + (base_n_layer / n_layer)^depth_alpha f(h), A without I
-    base_n_layer: int = 4                # the depth at which depth_alpha's branch scale is 1
+    authors: AuthorsMixit = field(default_factory=AuthorsMixit)   # MixiT's matrices and block as the authors'
 
     def __post_init__(self):
         if self.n_class < 0 or self.pad_id >= self.vocab_size or self.vocab_multiple < 1:
@@ -81,18 +88,19 @@ class GPTConfig:
                              f"got n_class={self.n_class}, pad_id={self.pad_id}, vocab_multiple={self.vocab_multiple}")
         if self.variant not in VARIANTS:
             raise ValueError(f"unknown variant {self.variant!r}; choose from {', '.join(VARIANTS)}")
+        self.authors = a = replace(self.authors)                          # filled in below: this config's own
         for name, value in {**BASE, **VARIANTS[self.variant]}.items():   # a flag left at None: the variant's
-            if getattr(self, name) is None:
-                setattr(self, name, value)
-        bad = [f"{name} must be {', '.join(map(repr, allowed[:-1]))} or {allowed[-1]!r}, got {getattr(self, name)!r}"
-               for name, allowed in CHOICES.items() if getattr(self, name) not in allowed]
+            if self.key(name) is None:
+                setattr(self.holder(name), name, value)
+        bad = [f"{name} must be {', '.join(map(repr, allowed[:-1]))} or {allowed[-1]!r}, got {self.key(name)!r}"
+               for name, allowed in CHOICES.items() if self.key(name) not in allowed]
         indivisible = f"n_embd={self.n_embd} is not divisible by n_head={self.n_head}"
         for wrong, message in [
                 (not self.qk_init_std > 0, f"qk_init_std must be positive, got {self.qk_init_std}"),
-                (not 0 < self.skip_scaling <= 1, f"skip_scaling must be in (0, 1], got {self.skip_scaling}"),
-                (not 0 <= self.depth_alpha <= 16 or self.base_n_layer < 1 or self.base_width < 1,
+                (not 0 < a.skip_scaling <= 1, f"skip_scaling must be in (0, 1], got {a.skip_scaling}"),
+                (not 0 <= a.depth_alpha <= 16 or a.base_n_layer < 1 or a.base_width < 1,
                  f"need depth_alpha in [0, 16], base_n_layer >= 1 and base_width >= 1, got depth_alpha="
-                 f"{self.depth_alpha}, base_n_layer={self.base_n_layer}, base_width={self.base_width}"),
+                 f"{a.depth_alpha}, base_n_layer={a.base_n_layer}, base_width={a.base_width}"),
                 (self.attn_out_proj and self.n_embd % self.n_head, f"{indivisible}: each head's value is n_embd // "
                  f"n_head wide (head_dim sets the query and key width only)"),
                 (self.n_embd % self.n_head and not self.head_dim, f"{indivisible}; set head_dim"),
@@ -103,6 +111,34 @@ class GPTConfig:
         if bad:
             raise ValueError(bad[0])
         self.head_dim = self.head_dim or self.n_embd // self.n_head
+
+    @classmethod
+    def from_keys(cls, **keys):
+        """The GPTConfig of flat keys, as a command line, a config file and a checkpoint's model_args hold them:
+        AuthorsMixit's fields are keys of their own (GPTConfig.from_keys(variant='mixit', depth_alpha=1.0)), and
+        their values' older names (RENAMED) still read. Raises TypeError for a key that names no field, ValueError
+        for a value out of range."""
+        group = {f.name: keys.pop(f.name) for f in fields(AuthorsMixit) if f.name in keys}
+        group = {k: RENAMED[k].get(v, v) if k in RENAMED and isinstance(v, str) else v for k, v in group.items()}
+        return cls(**keys, authors=AuthorsMixit(**group))
+
+    def holder(self, key):
+        """The dataclass that holds a flat key (from_keys's): this config, or its `authors` group."""
+        return self.authors if hasattr(self.authors, key) else self
+
+    def key(self, key):
+        """The value of a flat key: config.key('mixit_block') is config.authors.mixit_block."""
+        return getattr(self.holder(key), key)
+
+    def to_keys(self):
+        """This config as flat keys, what a checkpoint's model_args holds: GPTConfig.from_keys(**c.to_keys()) == c."""
+        return {f.name: self.key(f.name) for f in self.key_fields()}
+
+    @classmethod
+    def key_fields(cls):
+        """Every key from_keys takes, as dataclasses.Field objects (name, type, default): GPTConfig's fields with
+        AuthorsMixit's in the place of `authors`."""
+        return [g for f in fields(cls) for g in (fields(f.type) if is_dataclass(f.type) else [f])]
 
     @property
     def v_dim(self):
@@ -150,35 +186,35 @@ def rotary(x, cos, sin):
 
 def mixit_matrices(config, layer):
     """MixiT's static mixing matrices A (n_head, m, m), float32, of one layer (paper 1, eq. 2.3, as the
-    authors' code builds them; docs/deviations.md#mixit-mixing-matrices), drawn from config.mixit_seed and the
+    authors' code builds them; docs/deviations.md#mixit-mixing-matrices), drawn from config.authors.mixit_seed and the
     layer index. Causal: A_h = tril(I + sigma_h (tril(M_h) - c_h)), M_h ~ N(0, 1), c_i = mean_{j<=i} M_ij, so
     every row sums to 1. Non-causal (the authors' sentiment classifier): A_h = I + sigma_h (M_h - c_h), M_h dense,
     c_i = sum_j M_ij / (i + 1) (rows not centred). mixit_sink_head: head 0 is 0.5 I with column 0 set to 0.5 in
-    the authors' block (row 0 sums to 0.5), 0.5 I + 0.5 e_1 in the plain one. depth_alpha > 0 (the residual
+    the authors' block (row 0 sums to 0.5), 0.5 I + 0.5 e_1 in the base one. depth_alpha > 0 (the residual
     carries the identity): A_h = sigma_h (M_h - c_h), sigma_h = 1/sqrt(m)."""
-    m, H = config.block_size, config.n_head
-    g = torch.Generator().manual_seed(config.mixit_seed * 100_003 + layer)
+    m, H, a = config.block_size, config.n_head, config.authors
+    g = torch.Generator().manual_seed(a.mixit_seed * 100_003 + layer)
     M = torch.randn(H, m, m, generator=g)
     M = M.tril() if config.causal else M
     c = M.sum(dim=-1, keepdim=True) / torch.arange(1, m + 1, dtype=torch.float32)[:, None]   # mean over j <= i
-    if config.mixit_scale == 'paper':
+    if a.mixit_scale == 'paper':
         sigma = torch.full((H, 1, 1), 1 / math.sqrt(config.n_embd * m))
-    elif config.depth_alpha > 0:  # authors' code, depth-scaled: 1/sqrt(m) for every head
+    elif a.depth_alpha > 0:  # authors' code, depth-scaled: 1/sqrt(m) for every head
         sigma = torch.full((H, 1, 1), 1 / math.sqrt(m))
     else:  # authors' code: sigma_h uniform between 1/sqrt(m n_h) and 1/sqrt(m)
         lo, u = 1 / math.sqrt(m * config.head_dim), torch.rand(H, 1, 1, generator=g)
         sigma = lo + u * (1 / math.sqrt(m) - lo)
-    A = sigma * (M - c) if config.depth_alpha > 0 else torch.eye(m) + sigma * (M - c)
+    A = sigma * (M - c) if a.depth_alpha > 0 else torch.eye(m) + sigma * (M - c)
     A = A.tril() if config.causal else A
-    if config.mixit_sink_head:         # the authors' block: column 0 is 0.5; the plain one adds 0.5 e_1 to 0.5 I
+    if a.mixit_sink_head:              # the authors' block: column 0 is 0.5; the base one adds 0.5 e_1 to 0.5 I
         A[0] = 0.5 * torch.eye(m)
-        A[0, :, 0] = 0.5 + (A[0, :, 0] if config.mixit_block == 'plain' else 0)
+        A[0, :, 0] = 0.5 + (A[0, :, 0] if a.mixit_block == 'base' else 0)
     return A
 
 
 def width_scale(config, base):
-    """sqrt(base / n_embd) in the authors' MixiT block (mixit_block='code'), else 1."""
-    return math.sqrt(base / config.n_embd) if config.mixit_block == 'code' else 1.0
+    """sqrt(base / n_embd) in the authors' MixiT block (mixit_block='authors'), else 1."""
+    return math.sqrt(base / config.n_embd) if config.authors.mixit_block == 'authors' else 1.0
 
 
 class Attention(nn.Module):
@@ -195,7 +231,7 @@ class Attention(nn.Module):
         self.c_v = nn.Linear(config.n_embd, config.n_head * self.v_dim, bias=config.bias)
         self.c_proj = nn.Linear(config.n_embd, config.n_embd, bias=config.bias) if config.attn_out_proj else None
         self.scale = 1 / math.sqrt(config.head_dim) if config.score_scale else 1.0
-        self.width_scale = width_scale(config, config.base_width)     # on the value and output projections
+        self.width_scale = width_scale(config, config.authors.base_width)   # on the value and output projections
 
     def forward(self, x, rotation):
         B, T, C = x.shape
@@ -241,11 +277,12 @@ class MLP(nn.Module):
         self.c_gate = nn.Linear(config.n_embd, 4 * config.n_embd, bias=config.bias)
         self.c_up = nn.Linear(config.n_embd, 4 * config.n_embd, bias=config.bias)
         self.c_proj = nn.Linear(4 * config.n_embd, config.n_embd, bias=config.bias)
-        self.authors_block = config.mixit_block == 'code'
+        a = config.authors
+        self.authors_block = a.mixit_block == 'authors'
         if self.authors_block:
-            self.slope = 1 + config.activation_cminus / math.sqrt(config.n_embd)
+            self.slope = 1 + a.activation_cminus / math.sqrt(config.n_embd)
             self.gain = nn.init.calculate_gain('leaky_relu', self.slope)
-            self.in_scale = width_scale(config, config.base_width)            # fan_in n, base base_width
+            self.in_scale = width_scale(config, a.base_width)                 # fan_in n, base base_width
             self.out_scale = width_scale(config, 1 / 4)                       # fan_in 4n, base 1
 
     def forward(self, x):
@@ -258,7 +295,7 @@ class MLP(nn.Module):
 class Block(nn.Module):
     """Pre-norm residual block: h <- h + attn(norm(h)), h <- h + mlp(norm(h)) (paper 1, §2).
 
-    mixit_block='code', the authors' MixiT block (every MixiT number of paper 1; docs/deviations.md#mixit-block):
+    mixit_block='authors', the authors' MixiT block (every MixiT number of paper 1; docs/deviations.md#mixit-block):
     h <- s h + sqrt(1 - s^2) f(h), s = skip_scaling, linear outputs scaled by sqrt(base_width / fan_in) (MLP,
     width_scale). depth_alpha > 0, their depth-scaled residual: h <- h + (base_n_layer / n_layer)^depth_alpha f(h)."""
 
@@ -270,10 +307,11 @@ class Block(nn.Module):
             self.ln_2, self.mlp = make_norm(config), MLP(config)
         else:
             self.mlp = None
-        if config.depth_alpha > 0:
-            self.skip, self.branch = 1.0, (config.base_n_layer / config.n_layer) ** config.depth_alpha
+        a = config.authors
+        if a.depth_alpha > 0:
+            self.skip, self.branch = 1.0, (a.base_n_layer / config.n_layer) ** a.depth_alpha
         else:
-            s = config.skip_scaling if config.mixit_block == 'code' else 1.0
+            s = a.skip_scaling if a.mixit_block == 'authors' else 1.0
             self.skip, self.branch = s, math.sqrt(1 - s * s) if s < 1 else 1.0
 
     def residual_update(self, x, f):
@@ -305,7 +343,7 @@ class GPT(nn.Module):
         self.n_out = config.n_class or config.vocab_size              # the logits forward returns
         rows = config.n_class or -(-config.vocab_size // config.vocab_multiple) * config.vocab_multiple
         self.lm_head = nn.Linear(config.n_embd, rows, bias=False)
-        self.head_scale = width_scale(config, config.base_width)
+        self.head_scale = width_scale(config, config.authors.base_width)
         if config.rope:
             inv_freq = 1.0 / (10000 ** (torch.arange(0, config.head_dim, 2).float() / config.head_dim))
             angles = torch.outer(torch.arange(config.block_size).float(), inv_freq)    # (block_size, d/2)
@@ -315,7 +353,7 @@ class GPT(nn.Module):
         self._freeze()
 
     def _init_weights(self):
-        """N(0, 0.02) for every matrix, N(0, 0.02/sqrt(2L)) for the plain block's output projections (GPT-2's,
+        """N(0, 0.02) for every matrix, N(0, 0.02/sqrt(2L)) for the base block's output projections (GPT-2's,
         docs/deviations.md#initialisation), N(0, qk_init_std) for W_Q, W_K; init='uniform' keeps PyTorch's Linear
         default in the blocks (paper 2). The padding token's embedding (pad_id) is zero."""
         c = self.config
@@ -324,7 +362,7 @@ class GPT(nn.Module):
                 nn.init.zeros_(p)
             elif p.dim() == 2 and (c.init == 'normal' or not name.startswith('transformer.h.')):
                 std = 0.02
-                if name.endswith('c_proj.weight') and c.mixit_block == 'plain':
+                if name.endswith('c_proj.weight') and c.authors.mixit_block == 'base':
                     std = 0.02 / math.sqrt(2 * c.n_layer)
                 elif name.endswith(('c_q.weight', 'c_k.weight')):
                     std = c.qk_init_std

@@ -5,7 +5,6 @@ train.py, bench.py, sample.py and sde.py build them.
 
 import importlib
 import os
-from dataclasses import fields
 
 import tasks
 from model import GPTConfig
@@ -36,12 +35,12 @@ def check_shape(config):
 
 
 def model_args(config, task):
-    """GPTConfig keyword arguments from the keys of config that name its fields; the task fixes vocab_size,
+    """GPTConfig.from_keys's arguments from the keys of config that name its fields; the task fixes vocab_size,
     n_class and pad_id (a config may only repeat them), and block_size 0 means the task's sequence length.
     Raises ValueError when block_size is below the task's sequence length, n_class or pad_id differ from the
     task's, a size is out of range (check_shape), or causal=False meets a task whose inputs hold its answers."""
     check_shape({k: v for k, v in config.items() if k != 'vocab_size'})
-    args = {f.name: config[f.name] for f in fields(GPTConfig) if f.name in config}
+    args = {f.name: config[f.name] for f in GPTConfig.key_fields() if f.name in config}
     fixed = dict(vocab_size=task.vocab_size, n_class=task.n_class, pad_id=task.pad_id)
     for key, default in (('n_class', 0), ('pad_id', -1)):
         if args.get(key, default) not in (default, fixed[key]):
@@ -66,7 +65,7 @@ def identity_keys(config):
     """The keys that change what a run trains: the task and its `<task>_*` settings, the model's GPTConfig fields,
     the seeds and paper 2's construction."""
     task = config.get('task', '')
-    return {'task', 'seed', 'task_seed', 'construction', *(f.name for f in fields(GPTConfig)),
+    return {'task', 'seed', 'task_seed', 'construction', *(f.name for f in GPTConfig.key_fields()),
             *(k for k in config if task and k.startswith(task + '_'))}
 
 

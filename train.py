@@ -172,7 +172,7 @@ try:
         gpt_config = checkpoint.gpt_config(ckpt['model_args'], ckpt_path)
         model_args = checkpoint.same_model(ckpt, model_args, out_dir)
     else:
-        gpt_config = GPTConfig(**model_args)
+        gpt_config = GPTConfig.from_keys(**model_args)
     if master:                                    # one run per out_dir (under DDP rank 0 writes it)
         lock_dir(out_dir)
     if memory_check:                              # before any weight is allocated

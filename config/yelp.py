@@ -17,7 +17,7 @@ sentiment_label = 'class'
 sentiment_bos = True
 causal = True                   # as the authors' softmax classifier ran (docs/deviations.md#sentiment-classifier)
 bias = True
-base_width = 1                  # the classifier leaves base_hidden_size at 1 (mixit_block='code' only)
+base_width = 1                  # the classifier leaves base_hidden_size at 1 (mixit_block='authors' only)
 n_layer = 4
 n_embd = 1024
 n_head = 16

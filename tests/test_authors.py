@@ -93,8 +93,8 @@ def test_mixit_classifier_is_theirs(ml):
     theirs = their_model(ml, 'mixing', classifier=True)
     A = theirs.model.layers[0].self_attn.attn_weights
     assert (A[1:] != 0).all()                                    # their classifier's matrix is dense
-    ours = GPT(GPTConfig(variant='mixit', causal=False, n_class=2, pad_id=19, bias=True, base_width=1, block_size=16,
-                         n_layer=2, n_head=4, n_embd=32, vocab_size=20)).eval()
+    ours = GPT(GPTConfig.from_keys(variant='mixit', causal=False, n_class=2, pad_id=19, bias=True, base_width=1,
+                                   block_size=16, n_layer=2, n_head=4, n_embd=32, vocab_size=20)).eval()
     assert ours.transformer.h[0].attn.A[1:].ne(0).all()          # and so is ours
     load_theirs(ours, theirs, 'score')
     x = torch.randint(0, 19, (3, 16))
@@ -151,7 +151,7 @@ def test_depth_scaled_mixit_is_their_language_model_runners(ml):
                          activation_cminus=1, skip_scaling=0.5)
     A = theirs.model.layers[1].self_attn.attn_weights
     torch.testing.assert_close(A[1:].sum(-1), torch.zeros(3, 16), atol=1e-5, rtol=0)
-    ours = GPT(GPTConfig(variant='mixit', bias=True, block_size=16, n_layer=L, n_head=4, n_embd=32, vocab_size=20,
-                         depth_alpha=1.0, base_n_layer=4, activation_cminus=1.0)).eval()
+    ours = GPT(GPTConfig.from_keys(variant='mixit', bias=True, block_size=16, n_layer=L, n_head=4, n_embd=32,
+                                   vocab_size=20, depth_alpha=1.0, base_n_layer=4, activation_cminus=1.0)).eval()
     torch.testing.assert_close(ours.transformer.h[1].attn.A[1:].sum(-1), torch.zeros(3, 16), atol=1e-5, rtol=0)
     assert_same_language_model(theirs, ours)

@@ -23,7 +23,7 @@ TINY = dict(n_layer=2, n_embd=16, n_head=2, vocab_size=32, block_size=8)     # h
 
 def tiny(variant, **kw):
     torch.manual_seed(0)
-    return GPT(GPTConfig(**dict(TINY, variant=variant, **kw)))
+    return GPT(GPTConfig.from_keys(**dict(TINY, variant=variant, **kw)))
 
 
 # Hand count at T = 8, so (T+1)/2 = 4.5 positions per token on average. A trainable 16x16 linear: 3 * 2*16*16 =

@@ -2,7 +2,9 @@
 and a checkpoint read once, whatever replaces it meanwhile."""
 
 import errno
+import json
 import os
+import shutil
 
 import pytest
 import torch
@@ -92,3 +94,30 @@ def test_a_checkpoint_from_elsewhere_is_checked_as_a_config_file(tmp_path, monke
         if 'model_args' in change:
             with pytest.raises(ValueError, match=message):
                 checkpoint.gpt_config(bad['model_args'], path)
+
+
+def test_a_run_whose_model_args_use_older_value_names_loads_and_resumes(tmp_path, monkeypatch, capsys):
+    """tests/fixtures/old_mixit_run (README.md there): a MixiT run whose model_args name the authors' block and scale
+    'code', the older name of 'authors', beside flat keys of the authors' group (mixit_seed 3, base_width 4,
+    skip_scaling 0.6, ...). Its model gives the logits it gave when it was written, bit for bit, and the run resumes
+    to the evaluation it reached then."""
+    from test_bad_input import run_script
+    old = os.path.join(os.path.dirname(__file__), 'fixtures', 'old_mixit_run')
+    with open(os.path.join(old, 'expected.json')) as f:
+        expected = json.load(f)
+    path = os.path.join(old, 'ckpt.pt')
+    ckpt = checkpoint.load_checkpoint(path, keys=('model', 'model_args', 'config'), trained_only=True)
+    assert ckpt['model_args']['mixit_block'] == ckpt['model_args']['mixit_scale'] == 'code'
+    model = checkpoint.model_from_checkpoint(ckpt, path)
+    assert (model.config.authors.mixit_block, model.config.authors.mixit_seed) == ('authors', 3)
+    idx = torch.tensor(expected['idx'])
+    with torch.no_grad():
+        logits, _ = model(idx, torch.zeros_like(idx))
+    assert torch.equal(logits, torch.tensor(expected['logits']))
+    run = str(tmp_path / 'run')
+    shutil.copytree(old, run)
+    code, _, err = run_script('train.py', ['--init_from=resume', f'--out_dir={run}', '--max_iters=4',
+                                           '--eval_interval=4'], monkeypatch, capsys)
+    assert code == 0, err
+    _, last = list(checkpoint.log_records(os.path.join(run, 'log.jsonl')))[-1]
+    assert {k: last[k] for k in expected['resumed']} == expected['resumed']

@@ -253,7 +253,6 @@ def test_every_flag_a_hint_names_is_one_the_parser_takes():
     'with --input=<files>') names the flag in a form the parsers take: a boolean bare or as --no-key, any other
     key with its =value (a message once said 'pass --force' of a parser that refused --force)."""
     import ast
-    import dataclasses
     import glob
     import io
     import re as re_
@@ -262,7 +261,7 @@ def test_every_flag_a_hint_names_is_one_the_parser_takes():
     root = os.path.join(os.path.dirname(__file__), '..')
     sources = glob.glob(os.path.join(root, '*.py')) + glob.glob(os.path.join(root, 'experiments', '**', '*.py'),
                                                                 recursive=True)
-    booleans = {f.name for f in dataclasses.fields(GPTConfig) if isinstance(f.default, bool)}
+    booleans = {f.name for f in GPTConfig.key_fields() if isinstance(f.default, bool)}
     for path in sources:                     # every script's boolean keys: module-level and parameter defaults
         for node in ast.walk(ast.parse(open(path).read())):
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):

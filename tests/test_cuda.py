@@ -147,7 +147,7 @@ def test_checkpoint_written_on_cuda_resumes_on_a_cpu(tmp_path):
     run(TINY + ['--max_iters=4', '--compile=False', f'--out_dir={out}'])
     ckpt = load_checkpoint(os.path.join(out, 'ckpt.pt'))
     assert all(t.device.type == 'cpu' for t in ckpt['model'].values())
-    model = GPT(GPTConfig(**ckpt['model_args']))
+    model = GPT(GPTConfig.from_keys(**ckpt['model_args']))
     model.load_state_dict(ckpt['model'])
     run([a for a in TINY if not a.startswith(('--device', '--dtype'))] +
         ['--device=cpu', '--dtype=float32', '--compile=False', '--max_iters=6', '--init_from=resume',

@@ -7,7 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from model import GPT, GPTConfig, VARIANTS
+from model import GPT, AuthorsMixit, GPTConfig, VARIANTS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -19,7 +19,7 @@ def tiny(variant, **kw):
     torch.manual_seed(0)
     args = dict(vocab_size=11, block_size=12, n_layer=2, n_head=2, n_embd=16, variant=variant, bias=True)
     args.update(kw)
-    return GPT(GPTConfig(**args))
+    return GPT(GPTConfig.from_keys(**args))
 
 
 @pytest.mark.parametrize('variant, counts', [
@@ -96,9 +96,9 @@ def test_mixit_has_no_query_key_and_static_buffers():
     assert torch.equal(model.transformer.h[1].attn.A, again.transformer.h[1].attn.A)
 
 
-@pytest.mark.parametrize('scale', ['code', 'paper'])
+@pytest.mark.parametrize('scale', ['authors', 'paper'])
 @pytest.mark.parametrize('sink', [True, False])
-@pytest.mark.parametrize('block', ['code', 'plain'])
+@pytest.mark.parametrize('block', ['authors', 'base'])
 def test_mixit_rows_sum_to_one_and_are_causal(scale, sink, block):
     model = tiny('mixit', n_head=4, block_size=32, mixit_scale=scale, mixit_sink_head=sink, mixit_block=block)
     for layer in model.transformer.h:
@@ -111,7 +111,7 @@ def test_mixit_rows_sum_to_one_and_are_causal(scale, sink, block):
     if sink:
         S = model.transformer.h[0].attn.A[0]
         expected = 0.5 * torch.eye(32)
-        if block == 'code':
+        if block == 'authors':
             expected[:, 0] = 0.5                                 # the authors': entry (0, 0) is 0.5
         else:
             expected[:, 0] += 0.5                                # every row sums to 1
@@ -248,7 +248,7 @@ def test_every_variant_is_one_row_of_the_table():
     from model import BASE
     for variant, row in VARIANTS.items():
         c = GPTConfig(variant=variant, n_layer=1, n_head=2, n_embd=8)
-        assert {k: getattr(c, k) for k in BASE} == {**BASE, **row}
+        assert {k: c.key(k) for k in BASE} == {**BASE, **row}
     assert GPTConfig(variant='mixit', rope=True, n_head=2, n_embd=8).rope is True
 
 
@@ -257,14 +257,14 @@ def rms(h, w):
 
 
 def test_mixit_block_is_the_authors_block_written_out():
-    """mixit_block='code' (the default for MixiT), one layer in float64 against the formulas of the authors'
+    """mixit_block='authors' (the default for MixiT), one layer in float64 against the formulas of the authors'
     block: h1 = s h + sqrt(1-s^2) c_o(A c_v(rms h)), h2 = s h1 + sqrt(1-s^2) c_d(gain leaky(c_g x) c_u x) with
     every linear's output times sqrt(512 / n) (down: sqrt(1 / 4n)); the head times sqrt(512 / n); the sink head
     0.5 I with column 0 = 0.5; every linear N(0, 0.02)."""
     n, H, T, s = 16, 2, 5, 0.5 ** 0.5
     torch.manual_seed(0)
     gpt = GPT(GPTConfig(variant='mixit', n_layer=1, n_head=H, n_embd=n, vocab_size=11, block_size=T)).double()
-    assert gpt.config.mixit_block == 'code' and GPTConfig(variant='standard').mixit_block == 'plain'
+    assert gpt.config.authors.mixit_block == 'authors' and GPTConfig(variant='standard').authors.mixit_block == 'base'
     blk = gpt.transformer.h[0]
     A = blk.attn.A.double()
     sink = 0.5 * torch.eye(T)
@@ -296,7 +296,7 @@ def test_depth_scaled_block_is_the_authors_language_model_runners_written_out():
     L, L0, m = 8, 4, 64
     torch.manual_seed(0)
     gpt = GPT(GPTConfig(variant='mixit', n_layer=L, n_head=8, n_embd=64, vocab_size=11, block_size=m,
-                        depth_alpha=1.0, base_n_layer=L0)).double()
+                        authors=AuthorsMixit(depth_alpha=1.0, base_n_layer=L0))).double()
     A = gpt.transformer.h[0].attn.A.double()
     torch.testing.assert_close(A[1:].sum(-1), torch.zeros(7, m, dtype=torch.float64), atol=1e-5, rtol=0)
     assert torch.all(A.triu(1) == 0)
@@ -311,12 +311,12 @@ def test_depth_scaled_block_is_the_authors_language_model_runners_written_out():
     h2 = h1 + (L0 / L) * blk.mlp(blk.ln_2(h1))
     assert torch.allclose(blk(h, None), h2, rtol=1e-12, atol=1e-12)
     std = GPT(GPTConfig(variant='standard', n_layer=2, n_embd=16, n_head=2, vocab_size=11, block_size=5,
-                        depth_alpha=2.0, base_n_layer=4)).transformer.h[0]
+                        authors=AuthorsMixit(depth_alpha=2.0, base_n_layer=4))).transformer.h[0]
     assert (std.skip, std.branch) == (1.0, 4.0)                   # any block: (4 / 2)^2
 
 
-def test_plain_block_is_the_llama_block_written_out():
-    """mixit_block='plain' (frozen_qk here): h1 = h + c_o(softmax(q k^T / sqrt(d)) v), h2 = h1 + c_d(silu(c_g x)
+def test_base_block_is_the_llama_block_written_out():
+    """mixit_block='base' (frozen_qk here): h1 = h + c_o(softmax(q k^T / sqrt(d)) v), h2 = h1 + c_d(silu(c_g x)
     c_u x), rotary on q and k; output projections N(0, 0.02 / sqrt(2L))."""
     n, H, T, L = 16, 2, 5, 2
     torch.manual_seed(0)
@@ -428,3 +428,18 @@ def test_class_head_loss_and_frozen_pad_embedding():
     assert (model.transformer.wte.weight[10] == 0).all()                 # weight decay and Adam leave it at 0
     with pytest.raises(ValueError, match='pad_id'):
         GPTConfig(vocab_size=11, pad_id=11)
+
+
+def test_flat_keys_and_the_authors_group_are_one_config():
+    """A command line's and a checkpoint's flat keys (from_keys) fill GPTConfig.authors, to_keys gives them back,
+    and the older value names read as the new ones (model.RENAMED)."""
+    for variant in VARIANTS:
+        c = GPTConfig.from_keys(variant=variant, n_layer=2, n_head=2, n_embd=8, depth_alpha=1.0, mixit_seed=4)
+        assert (c.authors.depth_alpha, c.authors.mixit_seed) == (1.0, 4)
+        assert GPTConfig.from_keys(**c.to_keys()) == c
+    old = GPTConfig.from_keys(variant='frozen_qk', n_head=2, n_embd=8, mixit_block='code', mixit_scale='code')
+    assert (old.authors.mixit_block, old.authors.mixit_scale) == ('authors', 'authors')
+    with pytest.raises(ValueError, match="mixit_block must be 'authors' or 'base', got 'codes'"):
+        GPTConfig.from_keys(mixit_block='codes')
+    with pytest.raises(TypeError):
+        GPTConfig.from_keys(mixit_colour=1)

@@ -229,7 +229,7 @@ def test_train_lm_then_sample(enc, lm_data, tmp_path, monkeypatch, capsys):
     # MixiT cannot see past its block_size: a one-line error, not a traceback
     mixit = GPTConfig(vocab_size=enc.n_vocab, block_size=32, n_layer=1, n_head=2, n_embd=32, variant='mixit')
     os.makedirs(tmp_path / 'mixit')
-    torch.save(dict(model=GPT(mixit).state_dict(), model_args=dict(vars(mixit), variant='mixit'),
+    torch.save(dict(model=GPT(mixit).state_dict(), model_args=dict(mixit.to_keys(), variant='mixit'),
                     config=dict(task='lm', lm_data_dir=data, lm_compact_vocab=False)), tmp_path / 'mixit' / 'ckpt.pt')
     assert run_script('sample.py', [f'--out_dir={tmp_path / "mixit"}', f'--tokenizer={tok}', '--max_new_tokens=40'],
                       monkeypatch) == 2

@@ -70,7 +70,7 @@ def test_resume_from_the_trained_weights_alone(tmp_path):
     run(random + ['--max_iters=8', f'--out_dir={part}'])
     ckpt_path = os.path.join(part, 'ckpt.pt')
     ckpt = torch.load(ckpt_path, map_location='cpu', weights_only=True)
-    model = GPT(GPTConfig(**ckpt['model_args']))
+    model = GPT(GPTConfig.from_keys(**ckpt['model_args']))
     frozen = {n for n, p in model.named_parameters() if not p.requires_grad}
     assert set(ckpt['frozen']) == frozen and set(ckpt['model']) == set(model.state_dict()) - frozen
     assert 'transformer.h.0.attn.c_q.weight' in ckpt['frozen'] and 'transformer.wte.weight' in ckpt['model']

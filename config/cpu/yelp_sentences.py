@@ -19,7 +19,7 @@ sentiment_bos = True
 n_test = 4000
 causal = True                   # as the authors' softmax classifier ran (docs/deviations.md#sentiment-classifier)
 bias = True
-base_width = 1                  # the classifier leaves base_hidden_size at 1 (mixit_block='code' only)
+base_width = 1                  # the classifier leaves base_hidden_size at 1 (mixit_block='authors' only)
 n_layer = 4
 n_embd = 128
 n_head = 4

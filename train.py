@@ -103,71 +103,58 @@ prefetch: int | None = None     # batches a worker draws ahead (the same ones; p
 cli_given = {}                  # {key: 'flag' or its config file} for every key the command line sets
 config = configure(dict(globals()), given=cli_given, console='quiet')   # live below, once the run's are known
 config['out_dir'] = out_dir = run_out_dir(config, cli_given)   # flags that change the run: a folder of its own
+# every check from here to the first step raises ValueError: one line `error: ...`, exit 2 (configurator.fail)
 try:
-    notes = check_train_flags(config)      # settings that may surprise, printed below
-except ValueError as e:
-    fail(e)
+    notes = check_train_flags(config)             # settings that may surprise, printed below
 
-# ----------------------------------------------------------------------------- out_dir: a new run or a resumed one
-ckpt_path, best_path = checkpoint.run_paths(out_dir)
-try:    # resumed: config takes the checkpoint's keys; new: out_dir may hold no run (unless --overwrite=True)
+    # ------------------------------------------------------------------------- out_dir: a new run or a resumed one
+    ckpt_path, best_path = checkpoint.run_paths(out_dir)
+    # resumed: config takes the checkpoint's keys; new: out_dir may hold no run (unless --overwrite=True)
     ckpt = checkpoint.resume(out_dir, config, cli_given) if config['init_from'] == 'resume' else \
         checkpoint.check_new_run(out_dir, config['overwrite'])
     if ckpt is not None:
         check_train_flags(config)                 # the checkpoint's settings pass the checks a config file's do
-except ValueError as e:
-    fail(e)
-globals().update(config)        # every setting live from here: the command line's, or on resume the checkpoint's
-iter_num, best_val_loss = (ckpt['iter_num'], ckpt['best_val_loss']) if ckpt else (0, float('inf'))
-save_interval = eval_interval if checkpoint_interval is None else checkpoint_interval   # iterations between ckpt.pt
+    globals().update(config)    # every setting live from here: the command line's, or on resume the checkpoint's
+    iter_num, best_val_loss = (ckpt['iter_num'], ckpt['best_val_loss']) if ckpt else (0, float('inf'))
+    save_interval = eval_interval if checkpoint_interval is None else checkpoint_interval   # iterations, ckpt.pt
 
-# ----------------------------------------------------------------------------- processes and devices
-ddp = int(os.environ.get('RANK', -1)) != -1     # under torchrun
-try:
+    # ------------------------------------------------------------------------- processes and devices
+    ddp = int(os.environ.get('RANK', -1)) != -1   # under torchrun
     device, device_type = resolve_device(device)
     rank, world_size, device = (0, 1, device) if not ddp else \
         init_process_group(device, device_type, ddp_backend, batch_size, ddp_timeout)
-except ValueError as e:
-    fail(e)
-master = rank == 0
-if device_type == 'cpu' and cpu_keep_memory and not keep_freed_memory():
-    print("note: cpu_keep_memory needs glibc's malloc; ignored here", file=sys.stderr)
-try:
+    master = rank == 0
+    if device_type == 'cpu' and cpu_keep_memory and not keep_freed_memory():
+        print("note: cpu_keep_memory needs glibc's malloc; ignored here", file=sys.stderr)
     dtype, dtype_note = resolve_dtype(dtype, device_type, float64=True)
-except ValueError as e:
-    fail(e)
-if ddp and dtype_note:                           # a CPU's measured choice: every rank trains in rank 0's
-    choice = [dtype]
-    dist.broadcast_object_list(choice, src=0)
-    dtype = choice[0]
-ptdtype = getattr(torch, dtype)
-autocast = nullcontext() if dtype in ('float32', 'float64') else torch.autocast(device_type, dtype=ptdtype)
-allow_tf32()
-torch.manual_seed(seed)
+    if ddp and dtype_note:                        # a CPU's measured choice: every rank trains in rank 0's
+        choice = [dtype]
+        dist.broadcast_object_list(choice, src=0)
+        dtype = choice[0]
+    ptdtype = getattr(torch, dtype)
+    autocast = nullcontext() if dtype in ('float32', 'float64') else torch.autocast(device_type, dtype=ptdtype)
+    allow_tf32()
+    torch.manual_seed(seed)
 
-rank_batch = batch_size // world_size
-eval_batch = eval_batch_size or micro_batch_size or batch_size    # the same for any number of processes
-micro_batch = micro_batch_size or rank_batch
-if rank_batch % micro_batch:
-    fail(f"per-process batch {rank_batch} must be divisible by micro_batch_size={micro_batch_size}")
-grad_accum = rank_batch // micro_batch
+    rank_batch = batch_size // world_size
+    eval_batch = eval_batch_size or micro_batch_size or batch_size    # the same for any number of processes
+    micro_batch = micro_batch_size or rank_batch
+    if rank_batch % micro_batch:
+        raise ValueError(f"per-process batch {rank_batch} must be divisible by micro_batch_size={micro_batch_size}")
+    grad_accum = rank_batch // micro_batch
 
-# ----------------------------------------------------------------------------- task and model
-if wandb_log and master:
-    try:
-        import wandb
-    except ImportError:
-        fail("wandb_log=True needs the wandb package: pip install wandb")
-try:
+    # ------------------------------------------------------------------------- task and model
+    if wandb_log and master:
+        try:
+            import wandb
+        except ImportError:
+            raise ValueError("wandb_log=True needs the wandb package: pip install wandb") from None
     data = make_task(config)
     model_args = make_model_args(config, data)
-except ValueError as e:
-    fail(e)
-T = data.block_size
-if train_order == 'epochs' and data.fixed_rows() is None:
-    fail(f"--train_order=epochs needs a fixed training set, and {task} samples fresh examples (--fixed_train=True "
-         f"fixes one for the synthetic tasks)")
-try:
+    T = data.block_size
+    if train_order == 'epochs' and data.fixed_rows() is None:
+        raise ValueError(f"--train_order=epochs needs a fixed training set, and {task} samples fresh examples "
+                         f"(--fixed_train=True fixes one for the synthetic tasks)")
     if ckpt is not None:                          # its model_args checked as a config file's, then against the task
         gpt_config = checkpoint.gpt_config(ckpt['model_args'], ckpt_path)
         model_args = checkpoint.same_model(ckpt, model_args, out_dir)
@@ -184,16 +171,13 @@ try:
         write_construction(raw_model, construction)
     if init_from not in ('scratch', 'resume'):
         checkpoint.load_weights_file(raw_model, init_from)
-except ValueError as e:
-    fail(e)
-raw_model.to(device, dtype=torch.float64) if dtype == 'float64' else raw_model.to(device)
+    raw_model.to(device, dtype=torch.float64) if dtype == 'float64' else raw_model.to(device)
 
-optimizer = raw_model.configure_optimizers(weight_decay, learning_rate, (beta1, beta2), device_type)
-scaler = torch.amp.GradScaler(device_type, enabled=dtype == 'float16')
-# the data state: the training stream's RNG (the same on every rank: each takes its slice of the batch) and, with
-# train_order='epochs', the examples gone through so far; what ckpt.pt keeps, to draw the batch that comes next
-data_state = np.random.default_rng(seed).bit_generator.state, 0
-try:
+    optimizer = raw_model.configure_optimizers(weight_decay, learning_rate, (beta1, beta2), device_type)
+    scaler = torch.amp.GradScaler(device_type, enabled=dtype == 'float16')
+    # the data state: the training stream's RNG (the same on every rank: each takes its slice of the batch) and,
+    # with train_order='epochs', the examples gone through so far; what ckpt.pt keeps, to draw the next batch
+    data_state = np.random.default_rng(seed).bit_generator.state, 0
     if ckpt is not None:
         data_state = checkpoint.restore_training_state(ckpt, ckpt_path, optimizer, scaler)
     ahead = default_prefetch(prefetch, device_type)      # batches a worker draws ahead

@@ -45,9 +45,10 @@ def fail(message, status=2):
 
 
 def at_least(low, **values):
-    """fail() on the first of values (settings, named by their keys) below low: `--key must be >= low, got v`."""
+    """fail() on the first of values (settings, named by their keys) below low, or nan: `--key must be >= low, got
+    v`."""
     for key, value in values.items():
-        if value < low:
+        if not value >= low:
             fail(f"--{key} must be >= {low}, got {value}")
 
 

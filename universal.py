@@ -4,14 +4,11 @@ Fixed universal transformers (paper 2: Liu, Andoni & Hsu, "Fixed Universal Trans
 A universal transformer UTF^m_{H,L,d_in,d} is an attention-only transformer of width m whose attention
 weights R_Q, R_K (m×d), R_V (m×m) and unembedding U (m×d_in) are FIXED; only the embedding E (d_in×m)
 changes, and the right E makes it compute any target T ∈ TF_{H,L,d_in,d} exactly: UTF(X, E) = T(X).
-E plays the role of a program. This file
-  1. builds the target class, the universal class (float64), and the three constructions of the fixed
-     weights -- sparse (Thm 3.1, routed as App. A.2; its identity reading as sparse_identity), looped (Thm 3.2),
-     random (Thm 3.3/3.4) -- with their widths m̄, M, m_sparse;
-  2. checks them: `verify` (UTF(XE) = T(X) to 1e-9, causal or not, every length) and `dims`;
-  3. writes those fixed weights into model.py's GPT (write_construction, train.py's --construction). The
-     paper's §5 experiments, where only E and U are trained, are experiments/paper2/runs.py's (`experiments`
-     and `table` here run them too).
+E plays the role of a program. This file builds the target class, the universal class (float64) and the three
+constructions of the fixed weights -- sparse (Thm 3.1, routed as App. A.2; its identity reading as sparse_identity),
+looped (Thm 3.2), random (Thm 3.3/3.4) -- with their widths; checks them (`verify`: UTF(XE) = T(X) to 1e-9, causal
+or not, every length; `dims`); and writes them into model.py's GPT (write_construction, train.py's --construction).
+The paper's §5 runs, where only E and U train, are experiments/paper2/runs.py's (`experiments`, `table` here too).
 
     python universal.py verify --H=2 --L=3 --construction=looped --causal=True
     python universal.py dims
@@ -28,7 +25,7 @@ import torch
 
 from configurator import at_least, fail, run_command
 from memory import memory_shortfall
-from model import GPTConfig, softmax_attention
+from model import softmax_attention
 
 # -----------------------------------------------------------------------------------------------------
 # 1. The target class TF_{H,L,d_in,d} (paper 2, §2.1)
@@ -110,18 +107,11 @@ def m_bar_looped(H, L, d_in, d):
 
 
 def m_looped(H, L, d_in, d):
-    """Width of our looped layout: (2d + d_in)·(H^{L+1}-1)/(H-1), one block of width 2d + d_in per prefix
-    |q| ≤ L. Why it is larger than m̄_looped: App. C gives each prefix one block of width max(2d, d_in), but a
-    depth-L block q = (p, h) must hold both layer L's query/key entries M_p W_Q^{L,h}, M_p W_K^{L,h} (read by
-    R_Q, R_K through the first 2d columns) and the leaf product M_q (read by U through the first d_in
-    columns): the same columns, two different contents. The tied R_V moves whole blocks one level up, so
-    every block on the way to the root needs the same Q | K | M columns: width 2d + d_in everywhere."""
+    """Width of our looped layout: (2d + d_in)·(H^{L+1}-1)/(H-1), a block of 2d + d_in per prefix |q| ≤ L. More
+    than m̄_looped (App. C's max(2d, d_in) per prefix): a depth-L block q = (p, h) holds both layer L's M_p W_Q^{L,h},
+    M_p W_K^{L,h} (read by R_Q, R_K) and the leaf M_q (read by U), and the tied R_V moves whole blocks up to the
+    root, so every block needs Q | K | M columns of its own (docs/deviations.md#looped-width)."""
     return geometric(H, L + 1) * (2 * d + d_in)
-
-
-def lower_bound(H, L):
-    """Thm 4.1: an attention-matching universal transformer needs m ≥ H^{L/2} (stated, not proved here)."""
-    return H ** (L / 2)
 
 
 def path_products(W):
@@ -245,17 +235,10 @@ def sparse_embedding(W, m=None):
 def identity_layout(H, L, d_in, d):
     """Column offsets of the identity reading: {('Q'|'K', p, h): start} for the width-d blocks, {('M', p): start}
     for the leaves; M columns in all."""
-    off, at = {}, 0
-    for t in range(L):
-        for p in prefixes(H, t):
-            for h in range(H):
-                for k in ('Q', 'K'):
-                    off[(k, p, h)] = at
-                    at += d
-    for p in prefixes(H, L):
-        off[('M', p)] = at
-        at += d_in
-    return off
+    blocks = [(k, p, h) for t in range(L) for p in prefixes(H, t) for h in range(H) for k in ('Q', 'K')]
+    leaves = len(blocks) * d
+    return {**{b: i * d for i, b in enumerate(blocks)},
+            **{('M', p): leaves + i * d_in for i, p in enumerate(prefixes(H, L))}}
 
 
 def identity_weights(H, L, d_in, d, m=None):
@@ -349,8 +332,8 @@ def looped_embedding(W, m=None):
 # Draw every fixed matrix i.i.d. U(-1/√m, 1/√m) (PyTorch's default Linear init, as paper 2 §5 does) and
 # solve E R_all = W_all. R_all is m×M; it has full column rank almost surely when m ≥ M (a nonzero
 # polynomial -- nonzero because the identity reading of the sparse construction, whose R_all selects M distinct
-# coordinates, is one point where it does not vanish), so the
-# min-norm solution E = W_all R_all^† is exact. Below M it is a least-squares fit with a nonzero residual.
+# coordinates, is one point where it does not vanish), so the min-norm solution E = W_all R_all^† is exact.
+# Below M it is a least-squares fit with a nonzero residual.
 
 
 def random_weights(H, L, d_in, d, m, looped=False, seed=0):
@@ -413,12 +396,6 @@ def max_rel_error(W, R, E, causal, lengths, batch=4, seed=1):
 # the attention is causal. tests/test_universal.py checks GPT(float64) against utf_forward.
 
 
-def gpt_config(H, L, d_in, d, m, block_size, **flags):
-    """model.GPTConfig of UTF^m_{H,L,d_in,d}; flags (residual, norm, mlp, looped, freeze_*, ...) pass through."""
-    return GPTConfig(variant='universal', n_layer=L, n_head=H, n_embd=m, head_dim=d, vocab_size=d_in,
-                     block_size=block_size, **flags)
-
-
 @torch.no_grad()
 def load_construction(model, R, E=None, U=True):
     """Write fixed weights R (from sparse_weights, looped_weights, random_weights) into a universal GPT, and E
@@ -478,10 +455,7 @@ def verify(H=2,                      # heads per layer
     if construction not in CONSTRUCTIONS:
         fail(f"construction must be one of {' | '.join(CONSTRUCTIONS)}, got {construction!r}")
     at_least(1, H=H, L=L, d=d, d_in=d_in, n=n)
-    if m < 0:
-        fail(f"--m must be >= 0 (0: the smallest that works), got {m}")
-    if not tol >= 0:
-        fail(f"--tol must be >= 0, got {tol}")
+    at_least(0, m=m, tol=tol)                           # m = 0: the smallest width that works
     check_tree_size(H, L)
     M = M_all(H, L, d_in, d)      # before any allocation: R_V alone holds L H m² floats (M grows as H^L)
     width = m or min_width(construction, H, L, d_in, d)
@@ -500,12 +474,11 @@ def verify(H=2,                      # heads per layer
     lengths = sorted({1, 2, max(1, n // 2), n})
     err = max_rel_error(W, R, E, causal, lengths, seed=seed + 2)
     print(f"target TF_{{H={H},L={L},d_in={d_in},d={d}}}  causal={causal}  construction={construction}")
-    print(f"m = {E.shape[1]}   (M = {M_all(H, L, d_in, d)}, m̄ = {m_bar(H, L, d_in, d)}, "
-          f"m_sparse = {m_sparse(H, L, d_in, d)}, m_looped = {m_looped(H, L, d_in, d)}, "
-          f"m̄_looped(paper) = {m_bar_looped(H, L, d_in, d)})")
+    print(f"m = {E.shape[1]}   (M = {M}, m̄ = {m_bar(H, L, d_in, d)}, m_sparse = {m_sparse(H, L, d_in, d)}, "
+          f"m_looped = {m_looped(H, L, d_in, d)}, m̄_looped(paper) = {m_bar_looped(H, L, d_in, d)})")
     if 'residual' in info:
         print(f"least squares: rank R_all = {torch.linalg.matrix_rank(R_all(R)).item()} of M = "
-              f"{M_all(H, L, d_in, d)} columns, residual ‖E R_all - W_all‖/‖W_all‖ = {info['residual']:.2e}")
+              f"{M} columns, residual ‖E R_all - W_all‖/‖W_all‖ = {info['residual']:.2e}")
     print(f"lengths n = {lengths}, 4 inputs each, one E for all")
     print(f"max relative error |UTF(XE) - T(X)| / |T(X)| = {err:.3e}   ({'PASS' if err <= tol else 'FAIL'}"
           f" at tol {tol:g})")
@@ -524,20 +497,18 @@ def dims(H=0,                        # heads per layer; 0: the paper's settings
          L=0,                        # layers
          d=0,                        # head width
          d_in=0):                    # input width
-    """m̄, M, m_sparse, m̄_looped (paper), m_looped (ours), H^{L/2} for the paper's settings (or one given by
-    flags)."""
+    """m̄, M, m_sparse, m̄_looped (paper), m_looped (ours), H^{L/2} for the paper's settings (or one in flags)."""
     if H < 0 or (H and min(L, d, d_in) < 1):
         fail(f"H must be >= 0 (0: the paper's settings), and with H given L, d and d_in >= 1, got H={H}, L={L}, "
              f"d={d}, d_in={d_in}")
-    if H:
-        check_tree_size(H, L)
+    check_tree_size(H, L)
     rows = PAPER_SETTINGS if not H else [('custom', H, L, d, d_in, None)]
     print(f"{'setting':8} {'H':>2} {'L':>2} {'d':>3} {'d_in':>4} | {'m̄':>6} {'M':>6} {'m_sparse':>8} "
           f"{'m̄_looped':>10} {'m_looped':>9} {'H^(L/2)':>8} | paper m")
     for name, H, L, d, d_in, paper in rows:
         print(f"{name:8} {H:>2} {L:>2} {d:>3} {d_in:>4} | {m_bar(H, L, d_in, d):>6} {M_all(H, L, d_in, d):>6} "
               f"{m_sparse(H, L, d_in, d):>8} {m_bar_looped(H, L, d_in, d):>10} {m_looped(H, L, d_in, d):>9} "
-              f"{lower_bound(H, L):>8.3g} | {paper if paper else '-'}")
+              f"{H ** (L / 2):>8.3g} | {paper if paper else '-'}")      # Thm 4.1's lower bound, m >= H^(L/2)
     print("m_sparse is the routed sparse layout's width (M when d_in <= 2Hd; sparse_identity's is M); m̄_looped is the "
           "paper's (one max(2d, d_in) block per prefix); m_looped is ours (2d + d_in per prefix), see m_looped's "
           "docstring for why the paper's blocks conflict at depth L.")

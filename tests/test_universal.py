@@ -15,6 +15,14 @@ from experiments.paper2 import runs as paper2  # noqa: E402
 TOL = 1e-9
 
 
+def universal_config(H, L, d_in, d, m, block_size, **flags):
+    """model.GPTConfig of UTF^m_{H,L,d_in,d} (universal.py, section 7); flags (residual, norm, looped, ...) pass
+    through."""
+    from model import GPTConfig
+    return GPTConfig(variant='universal', n_layer=L, n_head=H, n_embd=m, head_dim=d, vocab_size=d_in,
+                     block_size=block_size, **flags)
+
+
 pytestmark = pytest.mark.usefixtures('one_thread')      # many tiny float64 ops: one thread is fastest
 
 
@@ -107,7 +115,6 @@ def test_dims_reproduce_the_papers_embedding_sizes():
         assert u.looped_weights(H, L, d_in, d)['U'].shape[0] == u.m_looped(H, L, d_in, d)
         assert M <= u.m_bar(H, L, d_in, d) and (H == 1 or M == u.m_bar(H, L, d_in, d))
         assert u.m_looped(H, L, d_in, d) > u.m_bar_looped(H, L, d_in, d)
-    assert u.lower_bound(4, 2) == 4 and math.isclose(u.lower_bound(2, 3), 2 ** 1.5)
 
 
 @pytest.mark.parametrize('looped', [False, True])
@@ -136,7 +143,7 @@ def test_float64_utf_matches_model_gpt(construction):
     R, E, _ = u.construct(construction, W, seed=22)
     m = E.shape[1]
     torch.manual_seed(0)
-    model = u.gpt_config(H, L, d_in, d, m, block_size=16, looped=construction == 'looped')
+    model = universal_config(H, L, d_in, d, m, block_size=16, looped=construction == 'looped')
     from model import GPT
     gpt = u.load_construction(GPT(model).double(), R, E).eval()      # eval mode returns the full logits
     idx = torch.randint(0, d_in, (3, 16))
@@ -161,7 +168,7 @@ def test_training_only_E_and_U_learns_dyck():
     xt, yt = map(torch.from_numpy, data.eval_set())
     H, L, d = 2, 2, 4
     torch.manual_seed(0)
-    gpt = GPT(u.gpt_config(H, L, 4, d, u.M_all(H, L, 4, d), data.block_size, residual=True, norm='layer'))
+    gpt = GPT(universal_config(H, L, 4, d, u.M_all(H, L, 4, d), data.block_size, residual=True, norm='layer'))
     u.load_construction(gpt, u.sparse_weights(H, L, 4, d), U=False)
     frozen = {n: p.detach().clone() for n, p in gpt.named_parameters() if not p.requires_grad}
     opt = torch.optim.AdamW([p for p in gpt.parameters() if p.requires_grad], lr=3e-3)
@@ -385,14 +392,14 @@ def test_write_construction_is_what_train_py_loads():
     init; a width below M is refused."""
     from model import GPT
     torch.manual_seed(0)
-    gpt = GPT(u.gpt_config(H=2, L=2, d_in=4, d=3, m=60, block_size=8))
+    gpt = GPT(universal_config(H=2, L=2, d_in=4, d=3, m=60, block_size=8))
     wte = gpt.transformer.wte.weight.detach().clone()
     u.write_construction(gpt, 'sparse')
     R = u.sparse_weights(2, 2, 4, 3, 60)
     assert torch.equal(gpt.transformer.h[1].attn.c_k.weight, R['R_K'][1].transpose(1, 2).reshape(6, 60).float())
     assert torch.equal(gpt.transformer.wte.weight, wte)
     with pytest.raises(ValueError):
-        u.write_construction(GPT(u.gpt_config(H=2, L=2, d_in=4, d=3, m=40, block_size=8)), 'sparse')
+        u.write_construction(GPT(universal_config(H=2, L=2, d_in=4, d=3, m=40, block_size=8)), 'sparse')
 
 
 ROOT = os.path.join(os.path.dirname(__file__), '..')

@@ -34,7 +34,7 @@ turn, so that a machine whose load drifts slows every variant alike (all models 
 4 layers of width 256, 4 heads, T 256, the default otherwise (about a minute on a CPU, compilation included).
 
 A train.py config file sets the model's shape, batch and system keys; its task sizes the vocabulary and the
-sequence length (the LM and sentiment tasks without prepared data: GPT-2's 50,304 and <task>_block_size);
+sequence length (the LM and sentiment tasks without prepared data: GPT-2's 50,304 and block_size, 256 if unset);
 its schedule, data and I/O keys are ignored. With a config, bench.py also times how long the task takes to draw
 one global batch on the host (`data ms`, the median of data_iters draws after one untimed): unless a worker
 process draws them (train.py --prefetch), train.py draws each step's batch before the step, so a step takes at
@@ -155,12 +155,13 @@ data = None                     # a train.py config's task, whose batches are ti
 if train_keys.get('task'):      # a train.py config: the task sizes the vocabulary and the sequences
     name = train_keys['task']
     try:
-        data = make_task(train_keys, n_test=None if data_iters else 1)   # the test set the draws avoid
+        given = {'block_size': block_size} if 'block_size' in cli_given else {}   # lm, sentiment: their length
+        data = make_task(dict(train_keys, **given), n_test=None if data_iters else 1)   # the draws avoid its test set
         task_vocab, T = data.vocab_size, data.block_size
-    except ValueError as e:     # the text tasks without prepared data: GPT-2's vocabulary, <task>_block_size
+    except ValueError as e:     # the text tasks without prepared data: GPT-2's vocabulary, block_size or 256
         if name not in ('lm', 'sentiment'):
             fail(e)
-        task_vocab, T = GPTConfig.vocab_size, train_keys.get(f'{name}_block_size', 256)
+        task_vocab, T = GPTConfig.vocab_size, given.get('block_size', 256)
         print(f"note: {name} data not prepared ({str(e).splitlines()[0][:80]}); GPT-2 vocabulary {task_vocab}")
     if cli_given.get('vocab_size') != 'flag':
         config['vocab_size'] = task_vocab

@@ -15,7 +15,7 @@ from dataclasses import MISSING
 import torch
 
 import text_data
-from configurator import ConfigError, check, fail
+from configurator import ConfigError, check, fail, saved_with_current_names
 from files import cause, replace_atomically
 from model import GPT, GPTConfig
 
@@ -247,6 +247,7 @@ def resume(out_dir, config, given):
     saved = checkpoint['config']
     if not isinstance(saved, dict):
         raise ValueError(f"{path}: its config is not a dict of train.py's keys")
+    saved = checkpoint['config'] = saved_with_current_names(saved, config)
     for key in [k for k in saved if k in config and config[k] is not None and k not in given]:
         try:                                          # the saved config passes a config file's checks
             saved[key] = check(key, saved[key], config[key])

@@ -53,6 +53,22 @@ def at_least(low, **values):
 
 
 SIMPLE = (bool, int, float, str, tuple, type(None))
+# older names of keys, still read from config files, flags and saved configs: the sequence length of the text tasks
+# is train.py's block_size, as every task's (tasks.SHARED)
+RENAMED = {'lm_block_size': 'block_size', 'sentiment_block_size': 'block_size'}
+
+
+def current_name(key, keys):
+    """key, or its new name (RENAMED) where key is an older name of a key that keys has."""
+    return RENAMED[key] if key in RENAMED and RENAMED[key] in keys else key
+
+
+def saved_with_current_names(saved, keys):
+    """A saved config (a checkpoint's dict of train.py keys) with its task's older keys (RENAMED; a saved config
+    holds every task's `<task>_*` keys, so only its own task's count) under their new names where keys has them and
+    the saved config leaves them unset (0): an older LM run's lm_block_size is its block_size."""
+    mine = {old: new for old, new in RENAMED.items() if old.startswith(f"{saved.get('task')}_") and old in saved}
+    return {**saved, **{new: saved[old] for old, new in mine.items() if new in keys and not saved.get(new)}}
 
 
 def settable(config):
@@ -279,6 +295,7 @@ def apply_file(keys, annotations, path, foreign=None, _including=()):
     for key, value in values.items():
         if key.startswith('_') or isinstance(value, types.ModuleType) or (callable(value) and key not in keys):
             continue                  # a helper: an import (`from math import sqrt`), a function or class defined
+        key = current_name(key, keys)
         if key in keys:
             try:
                 keys[key] = check(key, value, keys[key], annotations.get(key))
@@ -309,6 +326,7 @@ def apply_override(keys, annotations, arg, foreign=None):
     foreign has (a config file's key that keys lacks) is set there, checked against its value."""
     arg = flag_form(keys, arg) if foreign is None or arg[2:] not in foreign else flag_form(foreign, arg)
     key, eq, text = arg[2:].partition('=')
+    key = current_name(key, keys)
     if not arg.startswith('--') or not eq or not key:
         if arg.startswith('--') and key in keys:
             raise ConfigError(f"--{key} needs a value: --{key}=<{type(keys[key]).__name__}> (only a boolean's "

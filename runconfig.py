@@ -5,6 +5,7 @@ train.py, bench.py, sample.py and sde.py build them.
 
 import importlib
 import os
+from inspect import signature
 
 import tasks
 from model import GPTConfig
@@ -12,12 +13,14 @@ from model import GPTConfig
 
 def make_task(config, n_test=None):
     """The task a train.py config names: config['task'] with its `<task>_*` keys, task_seed, fixed_train,
-    train_on_test, and n_train / n_test when non-zero (n_test given here wins: bench.py needs only the task's
-    shape). Raises ValueError (an unknown task or setting) or tasks.DataError (data not prepared)."""
+    train_on_test, n_train / n_test when non-zero (n_test given here wins: bench.py needs only the task's shape),
+    and block_size when non-zero for a task whose sequence length is a setting (lm, sentiment). Raises ValueError (an unknown task or setting) or tasks.DataError (data not prepared)."""
     name = config['task']
     args = {k[len(name) + 1:]: v for k, v in config.items() if k.startswith(name + '_')}
     args.update(seed=config.get('task_seed', 0), fixed_train=config.get('fixed_train', False))
     args.update({k: config[k] for k in ('n_train', 'n_test') if config.get(k)})
+    if config.get('block_size') and name in tasks.TASKS and 'block_size' in signature(tasks.TASKS[name]).parameters:
+        args['block_size'] = config['block_size']      # lm, sentiment: the sequence length is the model's
     if n_test is not None:
         args['n_test'] = n_test
     task = tasks.make_task(name, **args)

@@ -742,7 +742,8 @@ TASKS = {
 }
 
 
-SHARED = ('seed', 'fixed_train', 'n_train', 'n_test')   # train.py's own keys for these: task_seed, fixed_train, ...
+SHARED = ('seed', 'fixed_train', 'n_train', 'n_test', 'block_size')   # train.py's own keys for these: task_seed,
+                                                                   # fixed_train, n_train, n_test, block_size
 
 
 def settings():
@@ -760,7 +761,7 @@ def settings():
     return defaults, comments
 
 
-LOWEST = {   # task: {setting: its lowest value}; a setting is train.py's key <task>_<setting>
+LOWEST = {   # task: {setting: its lowest value}; a setting is train.py's key <task>_<setting> (or block_size)
     'decimal_addition': dict(n_digits=1), 'retrieval': dict(vocab_size=2, m_max=1),
     'khop': dict(k=-1, max_k=0, length=2),
     'dyck1': dict(min_len=0, max_len=2), 'modular_addition': dict(p=2), 'memorization': dict(n_keys=1),
@@ -773,7 +774,8 @@ def check_settings(name, kwargs):
     pair of settings out of order (dyck1 'last': min_len <= max_len; khop: k <= max_k), by their train.py keys."""
     for key, low in LOWEST.get(name, {}).items():
         if key in kwargs and isinstance(kwargs[key], int) and kwargs[key] < low:
-            raise ValueError(f"{name}_{key} must be >= {low}, got {kwargs[key]}")
+            raise ValueError(f"block_size must be >= {low} for {name}, got {kwargs[key]}" if key in SHARED else
+                             f"{name}_{key} must be >= {low}, got {kwargs[key]}")
     pairs = dict(dyck1=('min_len', 'max_len') if kwargs.get('format') == 'last' else None, khop=('k', 'max_k'))
     lo_key, hi_key = pairs.get(name) or (None, None)
     if lo_key in kwargs and hi_key in kwargs and kwargs[lo_key] > kwargs[hi_key]:

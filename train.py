@@ -72,7 +72,7 @@ n_test = 0                      # 0: the paper's size
 declare_keys(globals(), *tasks.settings())  # every task's <task>_<setting>, written once in tasks.py
 # ----------------------------------------------------------------------------- model (model.py)
 declare(globals(), GPTConfig, n_layer=2, n_head=4, n_embd=128)   # every GPTConfig field is a key (--help)
-block_size = 0                  # 0: the task's sequence length
+block_size = 0                  # sequence length; 0: the task's (lm, sentiment: 256; the others fix theirs)
 construction = ''               # paper 2: '' | 'sparse' | 'sparse_identity' | 'looped': fixed attention at init
 # ----------------------------------------------------------------------------- optimizer
 batch_size = 256                # global batch, sequences per optimizer step

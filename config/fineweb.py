@@ -13,7 +13,7 @@
 
 task = 'lm'
 lm_data_dir = 'data/fineweb_edu'
-lm_block_size = 2048
+block_size = 2048
 vocab_multiple = 64              # the output layer's 50,257 rows padded to 50,304 (nanoGPT's) for aligned matmuls
 n_layer = 12
 n_embd = 512

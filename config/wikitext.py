@@ -11,7 +11,7 @@
 
 task = 'lm'
 lm_data_dir = 'data/wikitext103'
-lm_block_size = 256
+block_size = 256
 vocab_multiple = 64              # the output layer's 50,257 rows padded to 50,304 (nanoGPT's) for aligned matmuls
 n_layer = 12
 n_embd = 512

@@ -11,7 +11,7 @@
 
 task = 'sentiment'
 sentiment_data_dir = 'data/yelp'
-sentiment_block_size = 256
+block_size = 256
 sentiment_padding = 'right'
 sentiment_label = 'class'
 sentiment_bos = True

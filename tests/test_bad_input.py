@@ -433,7 +433,7 @@ def test_data_files_are_checked_against_meta(tmp_path, byte_tokenizer, monkeypat
     data = str(tmp_path / 'data')
     assert prepare(['x', f'--input={tmp_path / "a.txt"},{tmp_path / "a_test.txt"}', f'--out_dir={data}'],
                    byte_tokenizer, capsys)[0] == 0
-    flags = ['--task=lm', '--lm_block_size=16', '--n_layer=1', '--n_head=2', '--n_embd=16', '--batch_size=4',
+    flags = ['--task=lm', '--block_size=16', '--n_layer=1', '--n_head=2', '--n_embd=16', '--batch_size=4',
              '--compile=False', '--dtype=float32', '--device=cpu', '--max_iters=0', f'--out_dir={tmp_path / "o"}']
     cut = str(tmp_path / 'cut')
     shutil.copytree(data, cut)

@@ -31,6 +31,22 @@ def test_files_then_overrides_later_wins(tmp_path):
     assert c['learning_rate'] == 1.0 and isinstance(c['learning_rate'], float)   # an int where a float is fine
 
 
+def test_an_older_key_sets_its_new_name(tmp_path):
+    """configurator.RENAMED: a config file's or flag's lm_block_size / sentiment_block_size set block_size, the one
+    name of the sequence length; a saved config's own task's older key fills its block_size when that is 0."""
+    from configurator import saved_with_current_names
+    cfg = tmp_path / 'c.py'
+    cfg.write_text("lm_block_size = 32\n")
+    assert run([str(cfg)], dict(defaults(), block_size=0))['block_size'] == 32
+    assert run([str(cfg), '--sentiment_block_size=64'], dict(defaults(), block_size=0))['block_size'] == 64
+    with pytest.raises(ConfigError, match="unknown config key 'lm_block_size'"):
+        run([str(cfg)])                                   # a script without block_size: no new name to set
+    saved = dict(task='lm', block_size=0, lm_block_size=512, sentiment_block_size=256)
+    assert saved_with_current_names(saved, {'block_size': 0})['block_size'] == 512
+    assert saved_with_current_names(dict(saved, block_size=1024), {'block_size': 0})['block_size'] == 1024
+    assert saved_with_current_names(dict(saved, task='sentiment'), {'block_size': 0})['block_size'] == 256
+
+
 def test_value_with_equals_sign_is_kept_whole():
     assert run(['--out_dir=runs/lr=3e-4'])['out_dir'] == 'runs/lr=3e-4'
 

@@ -163,7 +163,7 @@ def test_resume_refuses_data_that_changed(tmp_path, monkeypatch, capsys):
         run_command(dict(prepare=text_data.prepare_command), ['prepare', 'x', f'--input={text}', '--tokenizer=char',
                     '--test_fraction=0.1', f'--out_dir={data}'])
     prepare('the cat sat on the mat. ' * 100)
-    flags = ['--task=lm', f'--lm_data_dir={data}', '--lm_block_size=8', '--n_layer=1', '--n_head=2', '--n_embd=16',
+    flags = ['--task=lm', f'--lm_data_dir={data}', '--block_size=8', '--n_layer=1', '--n_head=2', '--n_embd=16',
              '--batch_size=4', '--compile=False', '--dtype=float32', '--device=cpu', '--eval_iters=1', '--n_test=8',
              f'--out_dir={run}']
     assert run_script('train.py', flags + ['--max_iters=2'], monkeypatch, capsys)[0] == 0
@@ -227,7 +227,7 @@ def test_a_hand_edited_meta_json_is_one_line(edit, message, tmp_path, monkeypatc
     meta = json.load(open(data / 'meta.json'))
     edit(meta)
     json.dump(meta, open(data / 'meta.json', 'w'))
-    result = run_script('train.py', ['--task=lm', f'--lm_data_dir={data}', '--lm_block_size=8', '--n_layer=1',
+    result = run_script('train.py', ['--task=lm', f'--lm_data_dir={data}', '--block_size=8', '--n_layer=1',
                                      '--n_head=2', '--n_embd=16', '--batch_size=4', '--compile=False', '--device=cpu',
                                      '--max_iters=0', f'--out_dir={tmp_path / "o"}'], monkeypatch, capsys)
     assert_one_line_error(result, f"{data / 'meta.json'}: {message}")

@@ -417,7 +417,7 @@ def test_covariance_stage_measures_the_model_each_run_reaches(tmp_path):
     logs, out = tmp_path / 'logs', tmp_path / 'out'
     env = script_env(LOGS=str(logs), DONE=str(tmp_path / 'done'), RUNS=str(tmp_path / 'runs'), OUT=str(out),
                      DEVICE='cpu', LAYERS='1', VARIANTS='mixit_nosink',
-                     EXTRA=f'--lm_data_dir={data} --lm_block_size=16 --n_embd=16 --n_head=2 --batch_size=4 '
+                     EXTRA=f'--lm_data_dir={data} --block_size=16 --n_embd=16 --n_head=2 --batch_size=4 '
                            '--micro_batch_size=4 --max_iters=2 --eval_interval=2 --warmup_iters=1 --compile=False '
                            '--dtype=float32')
     stage = lambda dry='0': subprocess.run(['bash', 'experiments/gpu/paper.sh', 'covariance'], cwd=ROOT, check=True,

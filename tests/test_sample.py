@@ -37,7 +37,7 @@ def make_char_lm(root):
         cfg = GPTConfig(vocab_size=vocab, block_size=16, n_layer=1, n_head=2, n_embd=16, variant=variant)
         os.makedirs(root / variant)
         torch.save(dict(model=GPT(cfg).state_dict(), model_args=cfg.to_keys(), config=dict(
-            task='lm', lm_data_dir=found['data'], lm_compact_vocab=False, lm_block_size=16)), root / variant / 'ckpt.pt')
+            task='lm', lm_data_dir=found['data'], lm_compact_vocab=False, block_size=16)), root / variant / 'ckpt.pt')
         found[variant] = str(root / variant)
     return found
 

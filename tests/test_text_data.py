@@ -204,18 +204,34 @@ def test_uniform_model_test_log_perplexity_is_ln_V(lm_data, tmp_path, compact, m
     model = GPT(GPTConfig(vocab_size=task.vocab_size, block_size=16, n_layer=1, n_head=2, n_embd=32))
     torch.nn.init.zeros_(model.lm_head.weight)
     torch.save(model.state_dict(), tmp_path / 'uniform.pt')
-    assert run_script('train.py', TINY + ['--task=lm', f'--lm_data_dir={data}', '--lm_block_size=16',
+    assert run_script('train.py', TINY + ['--task=lm', f'--lm_data_dir={data}', '--block_size=16',
                       f'--lm_compact_vocab={compact}', '--max_iters=0', f'--init_from={tmp_path / "uniform.pt"}',
                       f'--out_dir={tmp_path / "out"}'], monkeypatch) == 0
     record = json.loads(open(tmp_path / 'out' / 'log.jsonl').readline())
     assert record['val_loss'] == pytest.approx(math.log(task.vocab_size), rel=1e-6)
 
 
+def test_an_lm_run_of_the_older_sequence_length_key_resumes(lm_data, tmp_path, monkeypatch):
+    """A checkpoint whose saved config has lm_block_size=16 and block_size=0 (the sequence length's older key,
+    configurator.RENAMED) resumes with windows of 16, as it trained."""
+    data, out = str(lm_data[0] / 'data'), str(tmp_path / 'out')
+    flags = TINY + ['--task=lm', f'--lm_data_dir={data}', f'--out_dir={out}', '--eval_interval=2']
+    assert run_script('train.py', flags + ['--block_size=16', '--max_iters=2'], monkeypatch) == 0
+    path = os.path.join(out, 'ckpt.pt')
+    ckpt = torch.load(path, weights_only=True)
+    ckpt['config'] = dict({k: v for k, v in ckpt['config'].items() if k != 'block_size'}, block_size=0,
+                          lm_block_size=16)
+    ckpt.pop('sha256')
+    torch.save(ckpt, path)
+    assert run_script('train.py', flags + ['--init_from=resume', '--max_iters=4'], monkeypatch) == 0
+    assert [json.loads(line)['iter'] for line in open(os.path.join(out, 'log.jsonl'))] == [0, 2, 4]
+
+
 def test_train_lm_then_sample(enc, lm_data, tmp_path, monkeypatch, capsys):
     root, _ = lm_data
     data = str(root / 'data')
     out = str(tmp_path / 'out')
-    assert run_script('train.py', TINY + ['--task=lm', f'--lm_data_dir={data}', '--lm_block_size=32', '--max_iters=40',
+    assert run_script('train.py', TINY + ['--task=lm', f'--lm_data_dir={data}', '--block_size=32', '--max_iters=40',
                       '--eval_interval=40', '--learning_rate=1e-2', f'--out_dir={out}'], monkeypatch) == 0
     records = [json.loads(line) for line in open(os.path.join(out, 'log.jsonl'))]
     assert records[-1]['val_loss'] < math.log(enc.n_vocab) - 1.5        # it learnt the text's statistics

@@ -218,7 +218,7 @@ def test_help_lists_every_key_with_its_comment():
     assert r.returncode == 0 and r.stdout.startswith('usage: python train.py')
     lines = r.stdout.splitlines()
     for key, comment in (('max_iters', ''), ('variant', 'a row of VARIANTS'), ('rope', '[bool | None]'),
-                         ('construction', 'paper 2'), ('block_size', "0: the task's sequence length")):
+                         ('construction', 'paper 2'), ('block_size', "sequence length; 0: the task's")):
         assert any(line.strip().startswith(f'--{key}=') and comment in line for line in lines), key
     r = subprocess.run([sys.executable, 'train.py', '--rope=maybe'], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.strip().splitlines() == [

@@ -8,7 +8,7 @@
 out_dir = 'out/cpu/shakespeare_char'
 task = 'lm'
 lm_data_dir = 'data/shakespeare_char'
-lm_block_size = 64
+block_size = 64
 n_test = 400                    # the first 400 test windows (25,600 characters) per evaluation
 variant = 'standard'
 n_layer = 4

@@ -8,7 +8,7 @@
 
 task = 'lm'
 lm_data_dir = 'data/wikitext2'
-lm_block_size = 128
+block_size = 128
 lm_compact_vocab = True
 n_test = 64
 n_layer = 2

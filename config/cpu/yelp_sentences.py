@@ -11,7 +11,7 @@
 
 task = 'sentiment'
 sentiment_data_dir = 'data/yelp_sentences'
-sentiment_block_size = 64
+block_size = 64
 sentiment_compact_vocab = True
 sentiment_padding = 'right'
 sentiment_label = 'class'

@@ -27,11 +27,11 @@
 # speed: SPEED_FLAGS are bench.py flags after the stage's own (a shape, more --variants=...); each bench.py run
 # stops at BENCH_S seconds (default 240) and the stage starts none with under 30 s left of SPEED_S (default 540); a
 # CPU rehearsal of its logic:
-#   DEVICE=cpu SPEED_FLAGS="--n_layer=1 --n_embd=32 --n_head=2 --lm_block_size=32 --vocab_size=64 --batch_size=2
+#   DEVICE=cpu SPEED_FLAGS="--n_layer=1 --n_embd=32 --n_head=2 --block_size=32 --vocab_size=64 --batch_size=2
 #   --micro_batch_size=2 --dtype=float32 --cpu_peak_n=64 --warmup=1" bash experiments/gpu/run.sh speed
 # SHARED: where the raw text is (../shared/data layout: brown/brown_plain.txt.xz, wikitext-2/wiki.*.tokens,
 # tokenizers/gpt2.tiktoken). EXTRA: flags added to every train.py run, e.g. a CPU rehearsal of the stages' logic:
-#   DEVICE=cpu ITERS=8 MICRO=2 EXTRA="--batch_size=4 --n_layer=2 --n_embd=64 --n_head=2 --lm_block_size=64
+#   DEVICE=cpu ITERS=8 MICRO=2 EXTRA="--batch_size=4 --n_layer=2 --n_embd=64 --n_head=2 --block_size=64
 #   --compile=False --dtype=float32" bash experiments/gpu/run.sh mixit
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -39,6 +39,7 @@ class Task:
     exact_match: bool = False            # also report whole-sequence exact match
     scored_tokens: tuple | None = None   # (lo, hi): only targets in [lo, hi) count for accuracy (k-hop)
     stored_bits: float = 0.0             # memorization: the information in its training set, in bits
+    params: int = 0                      # memorization: the scored model's trainable parameters (train.py sets it)
     train_on_test: bool = False          # fresh samples are not checked against the test set (the authors'
                                          # streams; lm, whose test set is another split)
     n_class: int = 0                     # > 0: targets are class indices for an n_class-way head (sentiment)
@@ -113,8 +114,10 @@ class Task:
 
     def score(self, pred, y):
         """Metric counts for predictions pred (N, T) (argmax ids) against targets y (N, T).
-        Returns {'acc': (correct, total)} plus {'exact': (rows all correct, rows)} where the task has one;
-        numerators and denominators add up across batches and ranks."""
+        Returns {'acc': (correct, total)} plus {'exact': (rows all correct, rows)} where the task has one, and for
+        memorization with params set {'bits_per_param': (stored_bits * correct, total * params)}, the capacity
+        of paper 1, Table 4 (stored_bits * acc / params); numerators and denominators add up across batches and
+        ranks."""
         pred, y = np.asarray(pred), np.asarray(y)
         mask = y >= 0
         if self.scored_tokens is not None:
@@ -124,12 +127,9 @@ class Task:
         if self.exact_match:
             rows = mask.any(axis=1)
             out['exact'] = (int((correct.sum(1) == mask.sum(1))[rows].sum()), int(rows.sum()))
+        if self.stored_bits and self.params:
+            out['bits_per_param'] = (self.stored_bits * out['acc'][0], out['acc'][1] * self.params)
         return out
-
-    def capacity(self, acc, trainable_params):
-        """{'bits_per_param': stored_bits * acc / trainable_params} for a memorization task (paper 1, Table 4),
-        {} for the others."""
-        return {'bits_per_param': self.stored_bits * acc / trainable_params} if self.stored_bits else {}
 
 
 def split_fixed(rng, sample, n_train, n_test):

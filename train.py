@@ -165,6 +165,7 @@ try:
     if memory_check:                              # before any weight is allocated
         check_memory(gpt_config, micro_batch, T, dtype, device, device_type, batch_size, eval_batch)
     raw_model = GPT(gpt_config)
+    data.params = raw_model.num_params()[0]       # memorization scores bits per trainable parameter (Task.score)
     if ckpt is not None:                          # frozen weights left out of it are drawn again, and checked
         checkpoint.restore(raw_model, ckpt, ckpt_path, construct=write_construction)
     elif construction:                            # paper 2: R_Q, R_K, R_V of a construction; E, U stay random
@@ -334,7 +335,6 @@ with StopSignals() as signals, collective_faults(ckpt_path, ddp_timeout):
     while True:
         if evaluates(iter_num):
             metrics = evaluate()
-            metrics.update(data.capacity(metrics.get('val_acc', 0.0), n_trainable))   # memorization: bits/param
             improved = metrics['val_loss'] < best_val_loss
             best_val_loss = min(best_val_loss, metrics['val_loss'])
             if master:

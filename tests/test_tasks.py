@@ -202,8 +202,17 @@ def test_memorization_scores_training_set():
     assert len(x) == 256 and len(set(map(tuple, x))) == 256
     assert np.all(x[:, 1] >= 16) and np.all((0 <= y[:, 1]) & (y[:, 1] < 16))
     paper = tasks.make_task('memorization', n_keys=512)
-    assert paper.capacity(1.0, 790_400)['bits_per_param'] == pytest.approx(2.985, abs=1e-3)   # Table 4, standard
-    assert tasks.make_task('dyck1', n_test=4).capacity(1.0, 100) == {}
+    paper.params = 790_400                                       # Table 4, standard: 2.985 bits per parameter
+    x, y = paper.eval_set()
+    num, den = paper.score(y, y)['bits_per_param']
+    assert num / den == pytest.approx(2.985, abs=1e-3)
+    half = np.where(np.arange(len(y))[:, None] % 2 == 0, y, (y + 1) % 512)      # every other value wrong
+    num, den = paper.score(half, y)['bits_per_param']
+    assert num / den == pytest.approx(2.985 / 2, abs=1e-3)
+    dyck = tasks.make_task('dyck1', n_test=4)
+    dyck.params = 100
+    _, y = dyck.eval_set()
+    assert 'bits_per_param' not in dyck.score(y, y)                # a task that stores no bits: no capacity
 
 
 @pytest.mark.parametrize('name, kw', [('retrieval', dict(vocab_size=32, m_max=4)),

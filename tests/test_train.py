@@ -235,3 +235,16 @@ def test_float64_trains_in_double(tmp_path):
     assert all(v.dtype == torch.float64 for v in ckpt['model'].values() if v.is_floating_point())
     assert all(s['exp_avg'].dtype == torch.float64 for s in ckpt['optimizer']['state'].values())
     assert losses(r64)[1] == pytest.approx(losses(r32)[1], rel=1e-6) and losses(r64)[1] != losses(r32)[1]
+
+
+def test_memorization_logs_its_capacity(tmp_path):
+    """The memorization task scores bits per trainable parameter itself (Task.score, paper 1 Table 4): train.py's
+    log has val_bits_per_param = log2(n) n^2 val_acc / the trainable parameters it prints."""
+    out = str(tmp_path / 'mem')
+    r = run(['--task=memorization', '--memorization_n_keys=8', '--n_layer=1', '--n_head=2', '--n_embd=16',
+             '--batch_size=64', '--max_iters=10', '--eval_interval=10', '--compile=False', '--device=cpu',
+             '--dtype=float32', f'--out_dir={out}'])
+    trainable = int(re.search(r'([\d,]+) trainable of', r.stdout).group(1).replace(',', ''))
+    last = json.loads(open(os.path.join(out, 'log.jsonl')).read().splitlines()[-1])
+    assert last['val_acc'] > 0 and last['val_bits_per_param'] == pytest.approx(3 * 64 * last['val_acc'] / trainable,
+                                                                               rel=1e-12)

@@ -2,7 +2,7 @@
 # width 16 (the paper: 128), a size at which the standard model just stores them all.
 # Trained as the authors' memorization script: AdamW with weight decay 1e-4, cosine schedule after 500
 # warm-up steps, a large batch (here 4,096 sequences per step, as many as there are keys, drawn with
-# replacement); learning rate 0.005 (paper 1, App. C). Scored on the training set; log.jsonl has bits_per_param.
+# replacement); learning rate 0.005 (paper 1, App. C). Scored on the training set; log.jsonl has val_bits_per_param.
 # The task's settings, which the files of its four variants include:
 # python train.py config/cpu/memorization_<variant>.py
 # 4,096 sequences/iter x 2 tokens, one process (torchrun splits the same batch). Result: docs/paper1.md#memorization.

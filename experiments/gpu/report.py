@@ -29,6 +29,7 @@ import shlex
 import sys
 
 from configurator import ConfigError, fail, train_keys
+from experiments.paper1.tables import bits_per_param
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -124,8 +125,8 @@ def row(run):
     else:
         best = '—'
     more = []
-    if 'bits_per_param' in last:
-        more.append(f"bits/param {last['bits_per_param']:.2f}")
+    if bits_per_param(last) is not None:
+        more.append(f"bits/param {bits_per_param(last):.2f}")
     if 'val_exact' in last:
         more.append(f"whole sums {100 * last['val_exact']:.2f}%")
     if run['covariance']:                  # Table 6 (sde.py covariance), in units of 1e-2 as the paper

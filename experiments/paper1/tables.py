@@ -129,11 +129,17 @@ def khop_table(rs):
                  ['copy rate, all k %', 'paper % (k ≤ 16)'], rows)
 
 
+def bits_per_param(record):
+    """A memorization log record's bits per trainable parameter, val_bits_per_param (the logs in results/paper1
+    name it bits_per_param); None where it has none."""
+    return record.get('val_bits_per_param', record.get('bits_per_param'))
+
+
 def memorization_table(rs):
     rows = []
     for r in rs:
         f = r['final']
-        acc, bpp = f['val_acc'], f.get('bits_per_param')
+        acc, bpp = f['val_acc'], bits_per_param(f)
         params = None
         if bpp:
             # bits_per_param = log2(n_keys) n_keys^2 acc / trainable: the trainable count follows from one record
@@ -171,7 +177,7 @@ def memorization_seeds_table(rs):
             continue
         group.sort(key=lambda sf: (sf[0] != DEFAULT_SEED, sf[0]))          # the default first
         acc = [100 * final['val_acc'] for _, final in group]
-        bpp = [final['bits_per_param'] for _, final in group]
+        bpp = [bits_per_param(final) for _, final in group]
         rows.append([VARIANTS[v], setting or '—', ', '.join(str(seed) for seed, _ in group),
                      ' / '.join(f"{a:.2f}" for a in acc), spread(acc), ' / '.join(f"{b:.2f}" for b in bpp),
                      spread(bpp)])

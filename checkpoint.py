@@ -15,11 +15,10 @@ from dataclasses import MISSING
 import torch
 
 import text_data
-from configurator import ConfigError, check, fail, saved_with_current_names
+from configurator import FAULT, ConfigError, check, fail, saved_with_current_names
 from files import cause, replace_atomically
 from model import GPT, GPTConfig
 
-FAULT = 3                       # exit status of a run ended by a fault it met (bad input: 2)
 RUN_FILES = ('ckpt.pt', 'ckpt_best.pt', 'log.jsonl', 'train_log.jsonl')   # what makes an out_dir hold a run
 MODEL_KEYS = [f.name for f in GPTConfig.key_fields()] + ['construction']
 TASK_KEYS = ['task', 'task_seed', 'fixed_train', 'train_on_test', 'n_train', 'n_test']

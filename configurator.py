@@ -38,8 +38,12 @@ class ConfigError(ValueError):
     """A bad command line or config file (reported as one line by configure and run_command)."""
 
 
+FAULT = 3       # exit status of a run ended by a fault it met while running (bad input: 2)
+
+
 def fail(message, status=2):
-    """Every script's way to stop on bad input: one line 'error: message' on stderr, exit status 2."""
+    """Every script's way to stop on bad input: one line 'error: message' on stderr, exit status 2 (FAULT for a
+    fault met while running)."""
     print(f"error: {message}", file=sys.stderr)
     sys.exit(status)
 

@@ -14,8 +14,8 @@ from contextlib import contextmanager
 
 import torch
 
-from checkpoint import FAULT, last_checkpoint
-from configurator import fail
+from checkpoint import last_checkpoint
+from configurator import FAULT, fail
 from files import lock_folder
 
 def lock_dir(path):

@@ -27,6 +27,7 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
+from checkpoint import run_paths
 from configurator import fail, run_command, train_keys
 from files import output_folder
 from universal import FIXED, M_all, m_bar, min_width
@@ -110,7 +111,8 @@ def run_one(config, model, arch, name, extra=(), out='out/universal/cpu', result
             return last
     if not start:
         return None
-    out_cmd, ckpt, cpu_path = (os.path.join(out_dir, f) for f in ('command.sh', 'ckpt.pt', 'cpu_s.txt'))
+    out_cmd, cpu_path = (os.path.join(out_dir, f) for f in ('command.sh', 'cpu_s.txt'))
+    ckpt, _ = run_paths(out_dir)
     resume = os.path.isfile(ckpt) and same_run(out_cmd, command)
     cpu_before = float(open(cpu_path).read()) if resume and os.path.isfile(cpu_path) else 0.0
     run_args = [a if a != '--overwrite=True' else '--init_from=resume' for a in args] if resume else args

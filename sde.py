@@ -535,6 +535,19 @@ def token_covariance(model, idx):
 # -----------------------------------------------------------------------------
 # command line: python sde.py check [--key=value ...]
 
+def checks_bytes(checks, m, n_drift, n_onestep, samples_onestep, taus, draws, n_collapse, m_collapse,
+                 draws_collapse):
+    """About the most memory one of the checks holds at once, in bytes (float64 tensors), check's settings: (a)
+    layers drawn in chunks of 10,000 (W^V h and the products it enters, at its width), then the samples and their
+    pairwise products; (b) m x m chains and p x p SDE steps per draw, whatever the width; (c) the n x n
+    attention-only stacks."""
+    p = m * (m + 1) // 2
+    return 8 * max(('a' in checks) * (min(samples_onestep, 10_000) * max(n_drift, n_onestep) * m * 4
+                                      + samples_onestep * p * (p + 2)),
+                   ('b' in checks) * draws * (len(taus) + 8) * p * p,
+                   ('c' in checks) * draws_collapse * (3 * n_collapse ** 2 + 3 * n_collapse * m_collapse
+                                                       + m_collapse ** 2))
+
 def check(checks='abc',               # which checks to run: some of a, b, c
           seed=1337,                  # seeds every check's random numbers
           out_dir='out/sde',          # results.json and PNGs go here
@@ -568,14 +581,11 @@ def check(checks='abc',               # which checks to run: some of a, b, c
         fail(f"widths must be at least m = {m} and taus positive, got widths={widths}, taus={taus}")
     if num_threads > 1024:
         fail(f"--num_threads must be at most 1024, got {num_threads}")
-    need = 8 * max(('a' in checks) * samples_onestep * max(n_drift, n_onestep) * m * 4,     # float64 tensors
-                   ('b' in checks) * draws * max(widths) * (max(widths) + 2 * m),
-                   ('c' in checks) * draws_collapse * (3 * n_collapse ** 2 + 3 * n_collapse * m_collapse
-                                                       + m_collapse ** 2))
-    short = memory_shortfall(need)
+    short = memory_shortfall(checks_bytes(checks, m, n_drift, n_onestep, samples_onestep, taus, draws, n_collapse,
+                                          m_collapse, draws_collapse))
     if short:
-        fail(f"the checks' tensors (the widths times draws and samples) need {short}; lower --draws=<n>, "
-             f"--samples_onestep=<n>, --widths=<n,...>, --n_collapse=<n> or --draws_collapse=<n>")
+        fail(f"the checks' tensors (samples, draws and widths) need more memory than there is: {short}; lower "
+             f"--draws=<n>, --samples_onestep=<n>, --n_onestep=<n>, --n_collapse=<n> or --draws_collapse=<n>")
     try:
         output_folder(out_dir, 'out_dir')
     except ValueError as e:

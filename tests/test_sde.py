@@ -204,6 +204,20 @@ def run_script(*args):
     return subprocess.run([sys.executable, 'sde.py', *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
 
 
+def test_the_memory_check_lets_the_documented_check_run(tmp_path):
+    """results/sde/command.sh's `python sde.py check` (the defaults) peaks near 1.5 GiB resident: the estimate that
+    refuses settings beyond the machine's memory is of that order (check (b) is m x m per draw at every width, not
+    n x n), and a trillion draws or samples is refused with one line before anything runs."""
+    d = {k: v.default for k, v in inspect.signature(sde.check).parameters.items()}
+    need = sde.checks_bytes(d['checks'], sde.PHI0.shape[0], d['n_drift'], d['n_onestep'], d['samples_onestep'],
+                            d['taus'], d['draws'], d['n_collapse'], d['m_collapse'], d['draws_collapse'])
+    assert 2 ** 29 < need < 2 ** 32
+    for flag in ('--draws=1000000000000', '--samples_onestep=1000000000000'):
+        p = run_script('check', '--checks=' + ('b' if 'draws' in flag else 'a'), flag, f'--out_dir={tmp_path}')
+        lines = p.stderr.strip().splitlines()
+        assert p.returncode == 2 and len(lines) == 1 and 'need more memory than there is' in lines[0], p.stderr
+
+
 @pytest.mark.parametrize('flag', ['--samples_onestep=x', '--checks=xyz', '--widths=2,8', '--m_collapse=0',
                                   '--n_drift=-1'])
 def test_bad_flags_exit_2_with_one_line(flag):

@@ -80,7 +80,7 @@ class GPTConfig:
     freeze_mlp: bool | None = None
     freeze_attn: bool | None = None      # every attention weight (q, k, v, out)
     freeze_norm: bool | None = None
-    authors: AuthorsMixit = field(default_factory=AuthorsMixit)   # MixiT's matrices and block as the authors'
+    authors: AuthorsMixit = field(default_factory=AuthorsMixit)   # MixiT's matrices and block, as the authors' code
 
     def __post_init__(self):
         if self.n_class < 0 or self.pad_id >= self.vocab_size or self.vocab_multiple < 1:

@@ -14,7 +14,8 @@ from model import GPTConfig
 def make_task(config, n_test=None):
     """The task a train.py config names: config['task'] with its `<task>_*` keys, task_seed, fixed_train,
     train_on_test, n_train / n_test when non-zero (n_test given here wins: bench.py needs only the task's shape),
-    and block_size when non-zero for a task whose sequence length is a setting (lm, sentiment). Raises ValueError (an unknown task or setting) or tasks.DataError (data not prepared)."""
+    and block_size when non-zero for a task whose sequence length is a setting (lm, sentiment). Raises ValueError
+    (an unknown task or setting) or tasks.DataError (data not prepared)."""
     name = config['task']
     args = {k[len(name) + 1:]: v for k, v in config.items() if k.startswith(name + '_')}
     args.update(seed=config.get('task_seed', 0), fixed_train=config.get('fixed_train', False))

@@ -77,7 +77,7 @@ import torch
 import torch._functorch.config
 from tqdm import tqdm
 
-from configurator import configure, declare, fail
+from configurator import at_least, configure, declare, fail
 from files import output_file, output_folder
 from hardware import (allow_tf32, cpu_peak_flops, flops_per_token, partitioner_settings, peak_flops as device_peak,
                       resolve_device, resolve_dtype)
@@ -201,13 +201,11 @@ try:
     dtype, _ = resolve_dtype(dtype, device_type)
 except ValueError as e:
     fail(e)
-for key, value, low in (('batch_size', batch_size, 1), ('micro_batch_size', micro_batch_size, 0),
-                        ('vocab_size', vocab_size, 1), ('warmup', warmup, 0), ('peak_flops', peak_flops, 0),
-                        ('cpu_peak_n', cpu_peak_n, 1), ('data_iters', data_iters, 0),
-                        ('learning_rate', learning_rate, 1e-300),
-                        ('weight_decay', weight_decay, 0), ('grad_clip', grad_clip, 0)):
-    if value < low:
-        fail(f"--{key} must be {'> 0' if low == 1e-300 else f'>= {low}'}, got {value}")
+at_least(1, batch_size=batch_size, vocab_size=vocab_size, cpu_peak_n=cpu_peak_n)
+at_least(0, micro_batch_size=micro_batch_size, warmup=warmup, peak_flops=peak_flops, data_iters=data_iters,
+         weight_decay=weight_decay, grad_clip=grad_clip)
+if not learning_rate > 0:
+    fail(f"--learning_rate must be > 0, got {learning_rate}")
 if not 0 <= activation_memory_budget <= 1:
     fail(f"--activation_memory_budget must be in [0, 1], got {activation_memory_budget}")
 for key, value in (('beta1', beta1), ('beta2', beta2)):

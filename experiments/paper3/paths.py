@@ -143,6 +143,26 @@ def pyplot():
     return plt
 
 
+def save_figure(fig, path):
+    """Write fig to path as a PNG (110 dpi, trimmed to its content) and close it."""
+    fig.savefig(path, dpi=110, bbox_inches='tight')
+    pyplot().close(fig)
+
+
+def plot_alignment(alignment, path, width, title=''):
+    """The kernel-task alignment (paper 3, Figs. 2d and 4c): each kernel's |overlap with Y| against its principal
+    components' rank, one curve per kernel of alignment ({label: overlaps}, at most two), written to path."""
+    fig, ax = pyplot().subplots(figsize=(width, 3.0))
+    for (label, overlap), color in zip(alignment.items(), ('b', 'orange')):
+        ax.plot(range(1, len(overlap) + 1), overlap, '.-', color=color, label=label)
+    ax.set_xlabel('kernel PC rank')
+    ax.set_ylabel('|overlap with Y|')
+    if title:
+        ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=8)
+    save_figure(fig, path)
+
+
 def plot_U_grid(Us_by_name, names, path, title, own_scale=()):
     """Heat maps of order parameters side by side, on one colour scale except the panels named in own_scale, which
     get their own. Us_by_name: {panel title: (|Π|, |Π|) array or nested list}; names: the |Π| path labels; path: the
@@ -170,8 +190,7 @@ def plot_U_grid(Us_by_name, names, path, title, own_scale=()):
     if shared_axes:
         fig.colorbar(im_shared, ax=shared_axes, shrink=0.8)
     fig.suptitle(title, fontsize=10)
-    fig.savefig(path, dpi=110, bbox_inches='tight')
-    plt.close(fig)
+    save_figure(fig, path)
 
 # ----------------------------------------------------------------------------- hidden Markov chain task (Fig. 2)
 
@@ -237,18 +256,10 @@ def plot_hmc(res, out_dir, sampled=None):
     ax.set_title(f"HMC task, σ⊥={res['config']['sigma_perp']:g}" + (f", {head} denoising head" if head != 'random'
                                                                    else ''), fontsize=10)
     ax.legend(fontsize=7)
-    fig.savefig(os.path.join(out_dir, f'paths_hmc_accuracy{tag}.png'), dpi=110, bbox_inches='tight')
-    plt.close(fig)
+    save_figure(fig, os.path.join(out_dir, f'paths_hmc_accuracy{tag}.png'))
     plot_U_grid({f'N={N}': res['U'][N] for N in Ns}, res['paths'], os.path.join(out_dir, f'paths_hmc_U{tag}.png'),
                 'order parameter U (GP limit: identity)')
-    fig, ax = plt.subplots(figsize=(4.2, 3.0))
-    for (label, overlap), color in zip(res['alignment'].items(), ('b', 'orange')):
-        ax.plot(range(1, len(overlap) + 1), overlap, '.-', color=color, label=label)
-    ax.set_xlabel('kernel PC rank')
-    ax.set_ylabel('|overlap with Y|')
-    ax.legend(fontsize=8)
-    fig.savefig(os.path.join(out_dir, f'paths_hmc_alignment{tag}.png'), dpi=110, bbox_inches='tight')
-    plt.close(fig)
+    plot_alignment(res['alignment'], os.path.join(out_dir, f'paths_hmc_alignment{tag}.png'), 4.2)
 
 
 def hmc_tag(network, denoise_head):
@@ -275,8 +286,7 @@ def plot_hmc_kernels(d, net, U, N, path):
         ax.set_yticks([])
         fig.colorbar(im, ax=ax, fraction=0.046, pad=0.03)
     fig.suptitle('training-set kernels, examples ordered by class', fontsize=9)
-    fig.savefig(path, dpi=110, bbox_inches='tight')
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def print_hmc(res):
@@ -577,8 +587,7 @@ def plot_oneshot(res, out_dir, tag=''):
     ax.set_ylabel('test accuracy')
     ax.set_title(f'one-shot, {title} (dashed: GP limit)', fontsize=9)
     ax.legend(fontsize=7)
-    fig.savefig(os.path.join(out_dir, f'paths_oneshot_accuracy{tag}.png'), dpi=110, bbox_inches='tight')
-    plt.close(fig)
+    save_figure(fig, os.path.join(out_dir, f'paths_oneshot_accuracy{tag}.png'))
     U_gd = np.array(res['U_gd'])
     Us = {f"theory N={res['U_theory_N']}": res['U_theory']}
     if res.get('nuts'):
@@ -586,15 +595,8 @@ def plot_oneshot(res, out_dir, tag=''):
     Us['gradient descent (÷max)'] = U_gd / np.abs(U_gd).max()
     plot_U_grid(Us, path_names(cfg['heads']), os.path.join(out_dir, f'paths_oneshot_U{tag}.png'),
                 f'order parameter by path, {title}', own_scale=('gradient descent (÷max)',))
-    fig, ax = plt.subplots(figsize=(4.4, 3.0))
-    for (label, overlap), color in zip(res['alignment'].items(), ('b', 'orange')):
-        ax.plot(range(1, len(overlap) + 1), overlap, '.-', color=color, label=label)
-    ax.set_xlabel('kernel PC rank')
-    ax.set_ylabel('|overlap with Y|')
-    ax.set_title(f'one-shot kernel-task alignment, {title}', fontsize=9)
-    ax.legend(fontsize=8)
-    fig.savefig(os.path.join(out_dir, f'paths_oneshot_alignment{tag}.png'), dpi=110, bbox_inches='tight')
-    plt.close(fig)
+    plot_alignment(res['alignment'], os.path.join(out_dir, f'paths_oneshot_alignment{tag}.png'), 4.4,
+                   f'one-shot kernel-task alignment, {title}')
     labels = list(res['head_scores'])
     fig, axes = plt.subplots(1, 2, figsize=(max(8.5, 0.45 * len(labels) + 5), 3.0))
     xs = np.arange(len(labels))
@@ -616,8 +618,7 @@ def plot_oneshot(res, out_dir, tag=''):
     axes[1].set_ylabel('accuracy')
     axes[1].legend(fontsize=7)
     fig.suptitle(f'head pruning, {title}', fontsize=9)
-    fig.savefig(os.path.join(out_dir, f'paths_oneshot_pruning{tag}.png'), dpi=110, bbox_inches='tight')
-    plt.close(fig)
+    save_figure(fig, os.path.join(out_dir, f'paths_oneshot_pruning{tag}.png'))
 
 
 def print_oneshot(res):

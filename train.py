@@ -165,7 +165,8 @@ try:
     if memory_check:                              # before any weight is allocated
         check_memory(gpt_config, micro_batch, T, dtype, device, device_type, batch_size, eval_batch)
     raw_model = GPT(gpt_config)
-    data.params = raw_model.num_params()[0]       # memorization scores bits per trainable parameter (Task.score)
+    n_trainable, n_total = raw_model.num_params()
+    data.params = n_trainable                     # memorization scores bits per trainable parameter (Task.score)
     if ckpt is not None:                          # frozen weights left out of it are drawn again, and checked
         checkpoint.restore(raw_model, ckpt, ckpt_path, construct=write_construction)
     elif construction:                            # paper 2: R_Q, R_K, R_V of a construction; E, U stay random
@@ -302,7 +303,6 @@ def log(name, record):
 
 
 # ----------------------------------------------------------------------------- training loop
-n_trainable, n_total = raw_model.num_params()
 evaluates = lambda it: it % eval_interval == 0 or it == max_iters
 # MFU on the log line: model FLOPs / (processes x device peak), the output layer at the evaluation set's share of
 # scored tokens
